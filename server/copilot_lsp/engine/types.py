@@ -1,0 +1,36 @@
+"""Engine-facing data types and the protocol the completion pipeline codes against."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionRequest:
+    """One `/v1/completions` call; `extra` is merged into the JSON body last."""
+
+    prompt: str
+    max_tokens: int
+    temperature: float = 0.0
+    stop: tuple[str, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class StreamChunk:
+    """Text that arrived in one event, and the engine's running count of generated tokens."""
+
+    text: str
+    completion_tokens: int | None = None
+    finish_reason: str | None = None
+
+
+class CompletionEngine(Protocol):
+    """What the pipeline needs from an engine: a base URL for messages and a token stream."""
+
+    @property
+    def base_url(self) -> str: ...
+
+    def stream(self, request: CompletionRequest) -> AsyncGenerator[StreamChunk, None]: ...

@@ -1,0 +1,52 @@
+"""The one exception tree of copilot-lsp.
+
+CopilotLspError
+├── ConfigError            bad settings file, profile or option value
+├── DocumentError          unknown document, position or edit outside the text
+├── EngineError            anything between us and the OpenAI-compatible engine
+│   ├── EngineUnavailable  connection refused, DNS, timeout before any byte
+│   ├── EngineHTTPError    the engine answered with a non-2xx status
+│   └── EngineStreamError  malformed SSE, or the stream ended before [DONE]
+└── LauncherError          the embedded engine could not be prepared, started or stopped
+
+Only the LSP boundary and the CLI catch the base class.
+"""
+
+from __future__ import annotations
+
+
+class CopilotLspError(Exception):
+    """Base class of every error copilot-lsp raises on purpose."""
+
+
+class ConfigError(CopilotLspError):
+    """A settings file, engine profile or option value is invalid."""
+
+
+class DocumentError(CopilotLspError):
+    """A request names an unknown document or a position/edit outside its text."""
+
+
+class EngineError(CopilotLspError):
+    """The completion engine could not serve a request."""
+
+
+class EngineUnavailable(EngineError):
+    """The engine could not be reached at all (refused, timed out, name lookup failed)."""
+
+
+class EngineHTTPError(EngineError):
+    """The engine answered with an error status."""
+
+    def __init__(self, status_code: int, detail: str) -> None:
+        super().__init__(f"engine answered HTTP {status_code}: {detail}")
+        self.status_code = status_code
+        self.detail = detail
+
+
+class EngineStreamError(EngineError):
+    """The engine's event stream was malformed or cut before it finished."""
+
+
+class LauncherError(CopilotLspError):
+    """The embedded engine could not be prepared, started or stopped."""

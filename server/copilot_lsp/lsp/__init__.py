@@ -1,0 +1,1 @@
+"""The LSP layer: the only package that imports pygls."""

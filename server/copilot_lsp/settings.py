@@ -1,0 +1,241 @@
+"""One typed settings tree, every field defaulted and documented.
+
+Precedence, lowest first: defaults < the settings file (TOML) < environment variables
+(`COPILOT_LSP_<SECTION>_<FIELD>`, e.g. `COPILOT_LSP_ENGINE_URL`) < LSP initializationOptions
+< LSP workspace/configuration (section `copilot`). Editors send camelCase keys; files and the
+environment may use snake_case; both are accepted everywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic.alias_generators import to_camel
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from copilot_lsp import paths
+from copilot_lsp.errors import ConfigError
+
+DEFAULT_ENGINE_URL = "http://127.0.0.1:8000/v1"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="ignore",
+        use_attribute_docstrings=True,
+        validate_assignment=True,
+    )
+
+
+class EngineSettings(_Section):
+    url: str | None = None
+    """OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1. Unset: the embedded engine
+    started by `copilot-lsp engine up`, else http://127.0.0.1:8000/v1."""
+    api_key: SecretStr | None = None
+    """Sent as `Authorization: Bearer …`; never logged."""
+    model: str | None = None
+    """Model name to request. Unset: the first model the engine lists at /v1/models."""
+    connect_timeout_s: float = Field(default=2.0, gt=0)
+    """Seconds to wait for a TCP connection to the engine."""
+    read_timeout_s: float = Field(default=30.0, gt=0)
+    """Seconds to wait between two chunks of a streamed answer."""
+
+
+class CompletionSettings(_Section):
+    enable: bool = True
+    """Serve inline completions at all."""
+    debounce_ms: int = Field(default=40, ge=0, le=2000)
+    """Wait this long after an automatic request; a newer keystroke cancels the wait."""
+    multiline: Literal["auto", "never"] = "auto"
+    """`auto`: multi-line when the cursor opens a block or sits on an empty line in one."""
+    max_tokens: int = Field(default=128, ge=1, le=4096)
+    """Token cap for a multi-line completion."""
+    single_line_max_tokens: int = Field(default=48, ge=1, le=1024)
+    """Token cap for a single-line completion."""
+    max_lines: int = Field(default=16, ge=1, le=200)
+    """Most lines a multi-line completion may have."""
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    """Sampling temperature; 0 is greedy, which suits completion best."""
+    prefix_lines: int = Field(default=40, ge=1, le=2000)
+    """Lines above the cursor put into the prompt."""
+    suffix_lines: int = Field(default=10, ge=0, le=2000)
+    """Lines below the cursor put into the prompt (fill-in-the-middle formats only)."""
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    """Extra JSON fields merged into every /v1/completions request (e.g. `top_p`)."""
+
+
+class PromptSettings(_Section):
+    format: Literal["prefix-only", "fim"] = "prefix-only"
+    """`prefix-only` for models without fill-in-the-middle training (the embedded SmolLM2);
+    `fim` wraps prefix and suffix in the three tokens below."""
+    fim_prefix: str = "<|fim_prefix|>"
+    """Token before the prefix (format `fim`; default: Qwen2.5-Coder)."""
+    fim_suffix: str = "<|fim_suffix|>"
+    """Token before the suffix (format `fim`)."""
+    fim_middle: str = "<|fim_middle|>"
+    """Token after which the model writes the middle (format `fim`)."""
+    stop: list[str] = Field(default_factory=list)
+    """Stop sequences sent to the engine, e.g. `<|endoftext|>`."""
+
+
+class TelemetrySettings(_Section):
+    log_path: Path | None = None
+    """Per-completion JSON-lines log. Unset: `completions.jsonl` in the user's state dir."""
+    enable_log: bool = True
+    """Write the per-completion log at all."""
+    log_source: bool = False
+    """Also record the completion text in the log (off: no source code leaves the editor)."""
+    window: int = Field(default=1000, ge=10, le=100_000)
+    """Completions kept in memory for the rolling percentiles of `copilot/stats`."""
+
+
+class Settings(_Section):
+    engine: EngineSettings = Field(default_factory=EngineSettings)
+    completion: CompletionSettings = Field(default_factory=CompletionSettings)
+    prompt: PromptSettings = Field(default_factory=PromptSettings)
+    telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
+
+
+def settings_file() -> Path:
+    """`$COPILOT_LSP_SETTINGS_FILE`, else `settings.toml` in the user config dir."""
+    override = os.environ.get("COPILOT_LSP_SETTINGS_FILE")
+    return Path(override).expanduser() if override else paths.config_dir() / "settings.toml"
+
+
+class _SourcedSettings(BaseSettings, Settings):
+    """Settings read from the file and the environment; only used by `base_settings`."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="COPILOT_LSP_",
+        env_nested_delimiter="_",
+        env_nested_max_split=1,
+        case_sensitive=False,
+        extra="ignore",
+    )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml = TomlConfigSettingsSource(settings_cls, toml_file=settings_file())
+        return (init_settings, env_settings, toml)
+
+
+def base_settings() -> Settings:
+    """Defaults < settings file < environment; raises ConfigError naming the bad field."""
+    path = settings_file()
+    try:
+        sourced = _SourcedSettings()
+    except ValidationError as error:
+        raise ConfigError(
+            f"invalid settings (file {path} or COPILOT_LSP_* environment): {_describe(error)}"
+        ) from None
+    except (OSError, ValueError) as error:
+        raise ConfigError(f"cannot read settings file {path}: {error}") from None
+    return Settings.model_validate(sourced.model_dump())
+
+
+def apply_layer(settings: Settings, layer: Mapping[str, Any] | None, source: str) -> Settings:
+    """`settings` with `layer` (camelCase or snake_case keys) merged over it.
+
+    Raises ConfigError and leaves `settings` untouched when the layer is invalid, so a typo
+    in an editor's configuration costs that layer only, never the defaults underneath.
+    """
+    if not layer:
+        return settings
+    if not isinstance(layer, Mapping):
+        raise ConfigError(f"{source}: expected an object, got {type(layer).__name__}")
+    merged = _deep_merge(settings.model_dump(), _snake_keys(layer))
+    try:
+        return Settings.model_validate(merged)
+    except ValidationError as error:
+        raise ConfigError(f"invalid {source}: {_describe(error)}") from None
+
+
+def apply_layer_leniently(
+    settings: Settings, layer: Mapping[str, Any] | None, source: str
+) -> tuple[Settings, list[str]]:
+    """Like `apply_layer`, but an invalid field costs only that field.
+
+    Returns the merged settings and one message per dropped field, so the user hears what
+    was ignored while everything valid in the same layer still applies.
+    """
+    if layer is not None and not isinstance(layer, Mapping):
+        return settings, [f"{source}: expected an object, got {type(layer).__name__}"]
+    remaining = _snake_keys(layer or {})
+    problems: list[str] = []
+    for _ in range(100):
+        merged = _deep_merge(settings.model_dump(), remaining)
+        try:
+            return Settings.model_validate(merged), problems
+        except ValidationError as error:
+            for item in error.errors():
+                problems.append(f"{source}: {_describe_one(item)}; ignored")
+                if not _drop(remaining, item["loc"]):
+                    return settings, problems
+    return settings, problems
+
+
+def _drop(layer: dict[str, Any], loc: tuple[int | str, ...]) -> bool:
+    """Remove the top-most field named by `loc` that the layer itself set."""
+    node: Any = layer
+    for depth, key in enumerate(loc):
+        if not isinstance(node, dict) or key not in node:
+            return False
+        if depth == len(loc) - 1 or not isinstance(node[key], dict):
+            del node[key]
+            return True
+        node = node[key]
+    return False
+
+
+def _describe_one(item: Any) -> str:
+    where = ".".join(str(part) for part in item["loc"])
+    return f"{where}: {item['msg']} (got {item.get('input')!r})"
+
+
+def _describe(error: ValidationError) -> str:
+    return "; ".join(_describe_one(item) for item in error.errors())
+
+
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])([A-Z])")
+
+# Free-form tables whose keys are passed on verbatim (they are JSON fields for the engine).
+_VERBATIM_KEYS = frozenset({"extra_body"})
+
+
+def _snake_keys(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        result: dict[str, Any] = {}
+        for key, item in value.items():
+            name = _CAMEL_BOUNDARY.sub(r"_\1", str(key)).lower()
+            result[name] = item if name in _VERBATIM_KEYS else _snake_keys(item)
+        return result
+    return value
+
+
+def _deep_merge(base: dict[str, Any], layer: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in layer.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged

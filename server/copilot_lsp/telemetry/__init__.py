@@ -1,0 +1,1 @@
+"""Per-completion timelines, the JSON-lines log and rolling latency percentiles."""

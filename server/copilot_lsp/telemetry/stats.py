@@ -1,0 +1,88 @@
+"""Latency percentiles per stage, over a rolling window or a whole log."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, deque
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from copilot_lsp.telemetry.timeline import STAGES
+
+PERCENTILES = (50, 90, 99)
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile with linear interpolation between closest ranks (numpy's default)."""
+    if not values:
+        raise ValueError("percentile of no values")
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * q / 100.0
+    low, high = math.floor(rank), math.ceil(rank)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def stage_table(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+    """{stage: {n, p50, p90, p99}} over the completions that reached each stage.
+
+    Only completions whose text was shown count toward latency; a superseded request's
+    `finished` time measures the typist, not us.
+    """
+    samples: dict[str, list[float]] = {stage: [] for stage in STAGES}
+    for record in records:
+        if record.get("outcome") != "shown":
+            continue
+        for stage, value in record.get("ms", {}).items():
+            if stage in samples:
+                samples[stage].append(float(value))
+    table: dict[str, dict[str, float]] = {}
+    for stage, values in samples.items():
+        if values:
+            row = {"n": float(len(values))}
+            row.update({f"p{q}": round(percentile(values, q), 1) for q in PERCENTILES})
+            table[stage] = row
+    return table
+
+
+def outcome_counts(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    counts: Counter[str] = Counter()
+    for record in records:
+        counts[str(record.get("outcome"))] += 1
+        if record.get("feedback"):
+            counts[str(record["feedback"])] += 1
+    return dict(counts)
+
+
+def format_table(table: Mapping[str, Mapping[str, float]]) -> str:
+    """A fixed-width text table of `stage_table` output, ms since the request arrived."""
+    header = f"{'stage (ms since request)':<26}{'n':>6}" + "".join(
+        f"{'p' + str(q):>10}" for q in PERCENTILES
+    )
+    lines = [header, "-" * len(header)]
+    for stage in STAGES:
+        row = table.get(stage)
+        if row is None:
+            continue
+        cells = "".join(f"{row[f'p{q}']:>10.1f}" for q in PERCENTILES)
+        lines.append(f"{stage:<26}{int(row['n']):>6}{cells}")
+    if len(lines) == 2:
+        lines.append("(no completions shown yet)")
+    return "\n".join(lines)
+
+
+class RollingStats:
+    """The last `window` completion records, for `copilot/stats`."""
+
+    def __init__(self, window: int) -> None:
+        self.window = window
+        self._records: deque[dict[str, Any]] = deque(maxlen=window)
+
+    def add(self, record: dict[str, Any]) -> None:
+        self._records.append(record)
+
+    def snapshot(self, recent: int = 20) -> dict[str, Any]:
+        return {
+            "stages": stage_table(self._records),
+            "outcomes": outcome_counts(self._records),
+            "recent": list(self._records)[-recent:],
+        }

@@ -1,0 +1,55 @@
+"""One real vLLM CPU engine (the embedded profile) for the whole test session."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from copilot_lsp.engine import launcher
+from copilot_lsp.engine.metrics import parse_metrics, total
+from copilot_lsp.engine.profiles import load_profile
+
+
+@dataclass(frozen=True)
+class RealEngine:
+    url: str
+    state_dir: Path
+    pid: int
+
+    @property
+    def root(self) -> str:
+        return self.url.removesuffix("/v1")
+
+    def metric(self, name: str) -> float:
+        return total(parse_metrics(httpx.get(f"{self.root}/metrics", timeout=5).text), name)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def real_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealEngine]:
+    """Starts the `local-cpu` profile on a free port; its state file stays out of the user's."""
+    state_dir = tmp_path_factory.mktemp("engine-state")
+    previous = os.environ.get("COPILOT_LSP_STATE_DIR")
+    os.environ["COPILOT_LSP_STATE_DIR"] = str(state_dir)
+    try:
+        state = launcher.engine_up(load_profile("local-cpu"), port=_free_port(), log=print)
+        try:
+            yield RealEngine(state.url, state_dir, state.pid)
+        finally:
+            launcher.engine_down()
+    finally:
+        if previous is None:
+            os.environ.pop("COPILOT_LSP_STATE_DIR", None)
+        else:
+            os.environ["COPILOT_LSP_STATE_DIR"] = previous

@@ -1,0 +1,126 @@
+"""The real vLLM CPU engine with the embedded model, driven through the real server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from copilot_lsp.engine import launcher
+from copilot_lsp.engine.profiles import load_profile
+from tests.conftest import REPO
+from tests.engine.conftest import RealEngine
+from tests.lspclient import server_session
+
+pytestmark = [pytest.mark.engine, pytest.mark.timeout(600)]
+
+SAMPLE = REPO / "examples" / "sample.py"
+# A literal that a small model happily continues for hundreds of tokens without a dedent.
+LONG_LITERAL = "CODES = {\n    'a': 1,\n    'b': 2,\n    'c': 3,\n    \n}\n"
+
+
+async def test_real_completion_through_the_server(
+    real_engine: RealEngine, isolated_env: dict[str, str], tmp_path: Path
+) -> None:
+    async with server_session(isolated_env, real_engine.url, tmp_path / "state") as session:
+        await session.initialize()
+        uri = session.open(SAMPLE.read_text(), uri=SAMPLE.as_uri())
+        items = await session.complete(uri, 22, 4)
+        stats = await session.stats()
+    assert len(items) == 1
+    text = items[0].insert_text
+    assert text.strip(), "the engine produced an empty suggestion"
+    # The cursor sits on an indented empty line in `fibonacci`: nothing may dedent out of it.
+    assert all(not line or line.startswith("    ") for line in text.split("\n")[1:]), text
+    (timeline,) = [r for r in stats["recent"] if r["outcome"] == "shown"]
+    assert timeline["mode"] == "multi-line"
+    assert timeline["tokens"] > 0
+    ms = timeline["ms"]
+    assert ms["request_sent"] <= ms["first_token"] <= ms["finished"]
+
+
+async def test_cancel_request_makes_the_engine_stop_generating(
+    real_engine: RealEngine, isolated_env: dict[str, str], tmp_path: Path
+) -> None:
+    max_tokens = 400
+    options = {"completion": {"maxTokens": max_tokens, "maxLines": 200}}
+    async with server_session(isolated_env, real_engine.url, tmp_path / "state") as session:
+        await session.initialize(options)
+        uri = session.open(LONG_LITERAL)
+        before = real_engine.metric("vllm:generation_tokens_total")
+        pending = session.request(uri, 4, 4, msg_id="long-one")
+        deadline = time.monotonic() + 60
+        while real_engine.metric("vllm:num_requests_running") < 1:
+            assert time.monotonic() < deadline, "the request never started running"
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(1.0)  # let it generate for a while
+        session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="long-one"))
+        with pytest.raises(JsonRpcException) as raised:
+            await asyncio.wait_for(pending, 30)
+        assert raised.value.code == -32800
+        deadline = time.monotonic() + 10
+        while real_engine.metric("vllm:num_requests_running") > 0:
+            assert time.monotonic() < deadline, "the engine kept generating after the cancel"
+            await asyncio.sleep(0.1)
+        settled = real_engine.metric("vllm:generation_tokens_total")
+        await asyncio.sleep(1.5)
+        assert real_engine.metric("vllm:generation_tokens_total") == settled
+        assert settled - before < max_tokens
+
+
+def test_engine_up_is_idempotent_and_status_reports_health(real_engine: RealEngine) -> None:
+    port = int(real_engine.url.rsplit(":", 1)[1].split("/")[0])
+    again = launcher.engine_up(load_profile("local-cpu"), port=port)
+    assert again.pid == real_engine.pid
+    env = {**os.environ, "COPILOT_LSP_STATE_DIR": str(real_engine.state_dir)}
+    result = subprocess.run(
+        [sys.executable, "-m", "copilot_lsp", "engine", "status", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=True,
+    )
+    report = json.loads(result.stdout)
+    assert report["healthy"] is True
+    assert report["url"] == real_engine.url
+    assert report["model"] == "smollm2-135m"
+    assert report["spec_decode"]["drafts"] == 0  # plain decoding in this profile
+
+
+def test_complete_command_prints_a_suggestion_and_its_latency(
+    real_engine: RealEngine, isolated_env: dict[str, str]
+) -> None:
+    env = {**isolated_env, "COPILOT_LSP_ENGINE_URL": real_engine.url}
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "copilot_lsp",
+            "complete",
+            str(SAMPLE),
+            "--line",
+            "23",
+            "--col",
+            "5",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["text"].strip()
+    assert report["range"] == {"start": [22, 4], "end": [22, 4]}
+    assert report["timeline"]["outcome"] == "shown"
+    assert report["timeline"]["ms"]["first_token"] > 0

@@ -1,0 +1,159 @@
+"""A scripted OpenAI-compatible engine for fault injection: plain asyncio, real HTTP/SSE.
+
+Each request to /v1/completions takes the next `Reply` from `replies` (or `default`),
+so a test says exactly what the engine does: stream text with delays, answer an error
+status, send malformed events, cut the stream, or stall.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Reply:
+    chunks: list[str] = field(default_factory=lambda: ["pass"])
+    status: int = 200
+    delay_s: float = 0.0
+    """Pause before each chunk."""
+    first_delay_s: float = 0.0
+    """Pause before the response headers."""
+    raw_events: list[str] | None = None
+    """Send these `data:` payloads verbatim instead of well-formed chunks."""
+    cut_after: int | None = None
+    """Close the connection after this many chunks, without finishing."""
+    finish_reason: str = "stop"
+
+
+@dataclass
+class Received:
+    body: dict[str, Any]
+    headers: dict[str, str]
+    chunks_sent: int = 0
+    disconnected: bool = False
+    finished: bool = False
+
+
+class FakeEngine:
+    def __init__(self) -> None:
+        self.replies: list[Reply] = []
+        self.default = Reply()
+        self.requests: list[Received] = []
+        self.models = ["fake-model"]
+        self._server: asyncio.Server | None = None
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    async def start(self) -> FakeEngine:
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._server.wait_closed(), 2)
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while await self._one_request(reader, writer):
+                pass
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            with contextlib.suppress(Exception):
+                writer.close()
+
+    async def _one_request(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> bool:
+        request_line = await reader.readline()
+        if not request_line:
+            return False
+        method, path, _ = request_line.decode().split(" ", 2)
+        headers: dict[str, str] = {}
+        while (line := await reader.readline()) not in (b"\r\n", b"\n", b""):
+            key, _, value = line.decode().partition(":")
+            headers[key.strip().lower()] = value.strip()
+        length = int(headers.get("content-length", "0"))
+        body = json.loads(await reader.readexactly(length)) if length else {}
+        if path.endswith("/models"):
+            payload = json.dumps({"data": [{"id": m} for m in self.models]}).encode()
+            writer.write(_head(200, "application/json", len(payload)) + payload)
+            await writer.drain()
+            return True
+        if path == "/health":
+            writer.write(_head(200, "text/plain", 0))
+            await writer.drain()
+            return True
+        reply = self.replies.pop(0) if self.replies else self.default
+        received = Received(body, headers)
+        self.requests.append(received)
+        await self._stream(reply, received, reader, writer)
+        return False
+
+    async def _stream(
+        self,
+        reply: Reply,
+        received: Received,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> None:
+        await asyncio.sleep(reply.first_delay_s)
+        if reply.status != 200:
+            payload = json.dumps({"error": {"message": f"scripted {reply.status}"}}).encode()
+            writer.write(_head(reply.status, "application/json", len(payload)) + payload)
+            await writer.drain()
+            received.finished = True
+            return
+        writer.write(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+            b"cache-control: no-cache\r\nconnection: close\r\n\r\n"
+        )
+        events = reply.raw_events
+        if events is None:
+            events = [_chunk(text, index + 1) for index, text in enumerate(reply.chunks)]
+            events.append(_chunk("", len(reply.chunks), reply.finish_reason))
+            events.append("[DONE]")
+        try:
+            for index, event in enumerate(events):
+                if reply.cut_after is not None and index >= reply.cut_after:
+                    return  # connection closes without [DONE]
+                await asyncio.sleep(reply.delay_s)
+                if reader.at_eof():  # the client closed its side: it stopped listening
+                    received.disconnected = True
+                    return
+                writer.write(f"data: {event}\n\n".encode())
+                await writer.drain()
+                received.chunks_sent += 1
+            received.finished = True
+        except (ConnectionError, asyncio.CancelledError):
+            received.disconnected = True
+            raise
+
+
+def _head(status: int, content_type: str, length: int) -> bytes:
+    reason = {200: "OK", 429: "Too Many Requests", 500: "Internal Server Error"}.get(status, "X")
+    return (
+        f"HTTP/1.1 {status} {reason}\r\ncontent-type: {content_type}\r\n"
+        f"content-length: {length}\r\n\r\n"
+    ).encode()
+
+
+def _chunk(text: str, tokens: int, finish_reason: str | None = None) -> str:
+    return json.dumps(
+        {
+            "id": "cmpl-fake",
+            "object": "text_completion",
+            "choices": [{"index": 0, "text": text, "finish_reason": finish_reason}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": tokens, "total_tokens": tokens + 3},
+        }
+    )

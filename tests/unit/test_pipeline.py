@@ -1,0 +1,161 @@
+"""The completion pipeline with an in-memory engine: superseding, cancelling, engine state."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator
+
+import pytest
+
+from copilot_lsp.completion.pipeline import CompletionService
+from copilot_lsp.engine.types import CompletionRequest, StreamChunk
+from copilot_lsp.errors import EngineUnavailable
+from copilot_lsp.settings import Settings
+from copilot_lsp.telemetry.timeline import Timeline
+
+
+class ScriptedEngine:
+    """Streams `chunks` with a pause between them; records requests and closed streams."""
+
+    base_url = "http://engine.test/v1"
+
+    def __init__(self, chunks: list[str], pause: float = 0.0, fail: bool = False) -> None:
+        self.chunks = chunks
+        self.pause = pause
+        self.fail = fail
+        self.requests: list[CompletionRequest] = []
+        self.closed = 0
+        self.sent = 0
+
+    async def stream(self, request: CompletionRequest) -> AsyncGenerator[StreamChunk, None]:
+        self.requests.append(request)
+        if self.fail:
+            raise EngineUnavailable("cannot reach the engine at http://engine.test/v1")
+        try:
+            for index, text in enumerate(self.chunks):
+                await asyncio.sleep(self.pause)
+                self.sent += 1
+                yield StreamChunk(text, index + 1)
+            yield StreamChunk("", len(self.chunks), "stop")
+        finally:
+            self.closed += 1
+
+
+def service_for(
+    engine: ScriptedEngine, settings: Settings | None = None
+) -> tuple[CompletionService, list[Timeline], list[tuple[bool, str]]]:
+    timelines: list[Timeline] = []
+    states: list[tuple[bool, str]] = []
+    chosen = settings or Settings()
+    service = CompletionService(
+        lambda: engine,
+        lambda: chosen,
+        on_timeline=timelines.append,
+        on_engine_state=lambda healthy, message: states.append((healthy, message)),
+    )
+    return service, timelines, states
+
+
+TEXT = "def f(n):\n    \n"
+CURSOR = TEXT.index("    \n") + 4
+
+
+async def test_block_completion_and_timeline() -> None:
+    engine = ScriptedEngine(["\n    return", " n + 1\n", "\n", "def g():\n", "    pass\n"])
+    service, timelines, _ = service_for(engine)
+    suggestion = await service.complete("file:///a.py", "python", TEXT, CURSOR, automatic=False)
+    assert suggestion is not None
+    assert suggestion.text == "return n + 1"
+    assert engine.requests[0].prompt == "def f(n):"
+    assert engine.requests[0].max_tokens == Settings().completion.max_tokens
+    assert engine.sent < len(engine.chunks)  # stopped reading at `def g`
+    assert engine.closed == 1
+    (timeline,) = timelines
+    assert timeline.outcome == "shown" and timeline.mode == "multi-line"
+    marks = timeline.marks
+    assert marks["prompt_built"] <= marks["request_sent"] <= marks["first_token"]
+    assert marks["first_token"] <= marks["finished"]
+    assert timeline.chars_shown == len("return n + 1")
+
+
+async def test_newer_request_supersedes_older_and_closes_its_stream() -> None:
+    engine = ScriptedEngine(["x"] * 100, pause=0.01)
+    service, timelines, _ = service_for(engine)
+    older = asyncio.ensure_future(
+        service.complete("file:///a.py", "python", "a = \n", 4, automatic=False)
+    )
+    while engine.sent < 2:
+        await asyncio.sleep(0.005)
+    engine.chunks = ["1"]
+    newer = await service.complete("file:///a.py", "python", "a = \n", 4, automatic=False)
+    assert await older is None
+    assert newer is not None and newer.text == "1"
+    assert engine.closed == 2
+    assert sorted(t.outcome for t in timelines) == ["shown", "superseded"]
+    assert service.inflight == 0
+
+
+async def test_other_documents_are_not_superseded() -> None:
+    engine = ScriptedEngine(["ok"], pause=0.02)
+    service, _, _ = service_for(engine)
+    results = await asyncio.gather(
+        service.complete("file:///a.py", "python", "a = \n", 4, automatic=False),
+        service.complete("file:///b.py", "python", "b = \n", 4, automatic=False),
+    )
+    assert [r.text if r else None for r in results] == ["ok", "ok"]
+
+
+async def test_caller_cancellation_propagates_and_closes_the_stream() -> None:
+    engine = ScriptedEngine(["x"] * 100, pause=0.01)
+    service, timelines, _ = service_for(engine)
+    task = asyncio.ensure_future(
+        service.complete("file:///a.py", "python", "a = \n", 4, automatic=False)
+    )
+    while engine.sent < 2:
+        await asyncio.sleep(0.005)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert engine.closed == 1
+    assert [t.outcome for t in timelines] == ["cancelled"]
+
+
+async def test_engine_down_is_reported_once_then_recovery_once() -> None:
+    engine = ScriptedEngine(["1"], fail=True)
+    service, timelines, states = service_for(engine)
+    for _ in range(3):
+        assert (
+            await service.complete("file:///a.py", "python", "a = \n", 4, automatic=False) is None
+        )
+    assert [healthy for healthy, _ in states] == [False]
+    assert "cannot reach" in states[0][1]
+    assert [t.outcome for t in timelines] == ["error"] * 3
+    engine.fail = False
+    assert await service.complete("file:///a.py", "python", "a = \n", 4, automatic=False)
+    assert [healthy for healthy, _ in states] == [False, True]
+
+
+async def test_debounce_applies_to_automatic_requests_only() -> None:
+    engine = ScriptedEngine(["1"])
+    settings = Settings.model_validate({"completion": {"debounce_ms": 150}})
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    service = CompletionService(lambda: engine, lambda: settings, sleep=sleep)
+    await service.complete("file:///a.py", "python", "a = \n", 4, automatic=True)
+    assert slept == [0.15]
+    await service.complete("file:///a.py", "python", "a = \n", 4, automatic=False)
+    assert slept == [0.15]
+
+
+async def test_mid_word_skip_and_disabled_completion_send_nothing() -> None:
+    engine = ScriptedEngine(["1"])
+    service, timelines, _ = service_for(engine)
+    assert await service.complete("file:///a.py", "python", "abc\n", 1, automatic=True) is None
+    disabled = Settings.model_validate({"completion": {"enable": False}})
+    service2, _, _ = service_for(engine, disabled)
+    assert await service2.complete("file:///a.py", "python", "a = \n", 4, automatic=False) is None
+    assert engine.requests == []
+    assert timelines[0].outcome == "skipped"
