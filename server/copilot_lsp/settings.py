@@ -208,7 +208,9 @@ def _drop(layer: dict[str, Any], loc: tuple[int | str, ...]) -> bool:
 
 def _describe_one(item: Any) -> str:
     where = ".".join(str(part) for part in item["loc"])
-    return f"{where}: {item['msg']} (got {item.get('input')!r})"
+    secret = any("key" in str(part).lower() for part in item["loc"])
+    shown = "<redacted>" if secret else repr(item.get("input"))
+    return f"{where}: {item['msg']} (got {shown})"
 
 
 def _describe(error: ValidationError) -> str:
@@ -222,9 +224,12 @@ _VERBATIM_KEYS = frozenset({"extra_body"})
 
 
 def _snake_keys(value: Any) -> Any:
+    """snake_case keys; `null` values dropped, since editors send them for "not set"."""
     if isinstance(value, Mapping):
         result: dict[str, Any] = {}
         for key, item in value.items():
+            if item is None:
+                continue
             name = _CAMEL_BOUNDARY.sub(r"_\1", str(key)).lower()
             result[name] = item if name in _VERBATIM_KEYS else _snake_keys(item)
         return result

@@ -78,7 +78,7 @@ class FakeEngine:
         request_line = await reader.readline()
         if not request_line:
             return False
-        method, path, _ = request_line.decode().split(" ", 2)
+        _, path, _ = request_line.decode().split(" ", 2)
         headers: dict[str, str] = {}
         while (line := await reader.readline()) not in (b"\r\n", b"\n", b""):
             key, _, value = line.decode().partition(":")

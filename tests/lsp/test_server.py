@@ -6,7 +6,7 @@ import asyncio
 import json
 import socket
 import time
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 from lsprotocol import types
@@ -29,8 +29,8 @@ BODY = [
 AFTER_BODY = ["\n", "def unrelated():\n", "    pass\n"] * 20
 
 
-async def until(condition, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
+async def until(condition: Callable[[], object], within: float = 5.0) -> None:
+    deadline = time.monotonic() + within
     while not condition():
         if time.monotonic() > deadline:
             raise AssertionError("condition not reached in time")
@@ -84,6 +84,16 @@ async def test_single_line_completion_stops_at_newline(session: Session) -> None
     items = await session.complete(uri, 1, 9)
     assert [item.insert_text for item in items] == ["fibonacci(10)"]
     assert session.engine.requests[0].body["prompt"] == "x = 1\nresult ="
+
+
+async def test_closers_right_of_the_cursor_are_replaced_not_duplicated(session: Session) -> None:
+    await session.initialize()
+    session.engine.default = Reply(chunks=["'😀', 2)", "\n"])
+    uri = session.open("x = foo(😀, )\n")
+    column = len("x = foo(😀, ".encode("utf-16-le")) // 2
+    items = await session.complete(uri, 0, column)
+    assert items[0].insert_text == "'😀', 2)"
+    assert items[0].range == types.Range(types.Position(0, column), types.Position(0, column + 1))
 
 
 async def test_utf8_negotiated_positions_and_incremental_edits(session: Session) -> None:

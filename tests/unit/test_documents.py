@@ -14,7 +14,9 @@ FLAG = "🇫🇷"
 CJK = "漢字"
 
 
-def reference_edit(text: str, start: tuple[int, int], end: tuple[int, int], new: str, enc: str) -> str:
+def reference_edit(
+    text: str, start: tuple[int, int], end: tuple[int, int], new: str, enc: str
+) -> str:
     """Apply an LSP edit by hand: split into lines, encode, cut by units, decode."""
     lines = text.split("\n")  # the fixtures below only use \n
     codec = "utf-16-le" if enc == "utf-16" else "utf-8"

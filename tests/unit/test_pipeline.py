@@ -159,3 +159,30 @@ async def test_mid_word_skip_and_disabled_completion_send_nothing() -> None:
     assert await service2.complete("file:///a.py", "python", "a = \n", 4, automatic=False) is None
     assert engine.requests == []
     assert timelines[0].outcome == "skipped"
+
+
+@pytest.mark.parametrize(
+    ("text", "cursor_after", "chunks", "accepted"),
+    [
+        # An auto-closed `{}`: the model's own `}` replaces the editor's.
+        (
+            "int f(int x) {}\n\nint main(void) {\n    return f(1);\n}\n",
+            "{",
+            ["\n    return x + 1;\n}\n", "\nint g(void) {\n"],
+            "int f(int x) {\n    return x + 1;\n}\n\nint main(void) {\n    return f(1);\n}\n",
+        ),
+        # `foo(|)`: a completion ending in `)` replaces the `)`, one that does not inserts.
+        ("x = foo()\n", "foo(", ["1, 2)\n"], "x = foo(1, 2)\n"),
+        ("x = foo()\n", "foo(", ["1, 2\n"], "x = foo(1, 2)\n"),
+    ],
+)
+async def test_closers_right_of_the_cursor_are_not_duplicated(
+    text: str, cursor_after: str, chunks: list[str], accepted: str
+) -> None:
+    engine = ScriptedEngine(chunks)
+    service, _, _ = service_for(engine)
+    offset = text.index(cursor_after) + len(cursor_after)
+    suggestion = await service.complete("file:///a.c", "c", text, offset, automatic=False)
+    assert suggestion is not None
+    applied = text[: suggestion.offset] + suggestion.text + text[suggestion.end_offset :]
+    assert applied == accepted

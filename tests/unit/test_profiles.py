@@ -201,11 +201,6 @@ def test_tokenizer_flag() -> None:
     assert flag_value(profile.command("/m"), "--port") == "8000"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: speculative.options can override the validated method/model/"
-    "num_speculative_tokens keys (config.update(options) runs last, unchecked)",
-)
 def test_options_cannot_override_validated_speculative_keys(tmp_path: Path) -> None:
     spec = """
 [speculative]

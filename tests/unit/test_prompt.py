@@ -151,11 +151,6 @@ def test_render_unknown_format_raises() -> None:
         render_prompt(CursorContext("", "", "", "", ()), settings)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: cursor_context only splits on \\n, but LSP (and positions.line_starts) "
-    "also treat a lone \\r as a line break",
-)
 def test_lone_cr_line_breaks_are_lines() -> None:
     text = "a = 1\rb = 2\rdef f():\r    "
     context = cursor_context(text, len(text), prefix_lines=1, suffix_lines=0)

@@ -97,6 +97,7 @@ def vscode_init_options() -> dict[str, Any]:
         }
         """
     )
+    return payload
 
 
 def test_defaults_without_file_or_env(clean_env: Path) -> None:

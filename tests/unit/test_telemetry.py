@@ -231,11 +231,6 @@ def test_completion_log_write_failure_is_swallowed(tmp_path: Path) -> None:
     assert blocker.read_text() == "x"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: read_log opens the log as UTF-8 text outside its try block, so one line "
-    "with invalid UTF-8 bytes raises UnicodeDecodeError instead of being skipped",
-)
 def test_read_log_skips_line_with_invalid_utf8(tmp_path: Path) -> None:
     path = tmp_path / "c.jsonl"
     path.write_bytes(b'{"id": "a", "outcome": "shown"}\n\xff\xfe garbage\n{"id": "b"}\n')

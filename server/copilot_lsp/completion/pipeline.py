@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-import dataclasses
-
 from copilot_lsp.completion.alignment import WhitespaceAligner, split_trailing_whitespace
 from copilot_lsp.completion.cutting import BlockCutter
-from copilot_lsp.completion.mode import Mode, choose_mode
+from copilot_lsp.completion.mode import Mode, choose_mode, only_closers
 from copilot_lsp.completion.prompt import CursorContext, cursor_context, render_prompt
 from copilot_lsp.engine.types import CompletionEngine, CompletionRequest
 from copilot_lsp.errors import EngineError
@@ -35,6 +34,9 @@ class Suggestion:
     id: str
     text: str
     offset: int
+    end_offset: int
+    """Equal to `offset` for an insertion; past it when closers right of the cursor are
+    replaced by the same closers at the end of the completion."""
     timeline: Timeline
 
 
@@ -162,7 +164,10 @@ class CompletionService:
         timeline.mark("prompt_built")
         aligner = WhitespaceAligner(held_back)
         cutter = BlockCutter(
-            mode, context.line_before_cursor, context.next_lines, options.max_lines
+            mode,
+            context.line_before_cursor,
+            context.next_lines,
+            max_lines=options.max_lines,
         )
         engine = self._engine()
         timeline.mark("request_sent")
@@ -194,7 +199,13 @@ class CompletionService:
             return None
         timeline.chars_shown = len(completion)
         timeline.finish("shown")
-        return Suggestion(timeline.id, completion, offset, timeline)
+        return Suggestion(
+            timeline.id,
+            completion,
+            offset,
+            offset + replaced_closers(context, completion),
+            timeline,
+        )
 
     def _set_engine_state(self, healthy: bool, message: str) -> None:
         if healthy != self.engine_healthy:
@@ -203,3 +214,17 @@ class CompletionService:
             if healthy and previous is None:
                 return  # the first success is not news
             self._on_engine_state(healthy, message)
+
+
+def replaced_closers(context: CursorContext, completion: str) -> int:
+    """How many characters right of the cursor the completion replaces.
+
+    When only closing brackets/quotes follow the cursor (often typed by the editor's
+    auto-pairing) and the completion ends with the same closers, the item replaces them
+    rather than duplicating them: `foo(|)` + `x)` gives `foo(x)`, not `foo(x))`.
+    """
+    rest = context.line_after_cursor
+    closers = rest.strip()
+    if closers and only_closers(rest) and completion.rstrip().endswith(closers):
+        return len(rest)
+    return 0

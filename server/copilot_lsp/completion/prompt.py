@@ -6,8 +6,10 @@ unchanged prompt prefix, which vLLM's prefix cache then serves without recomputa
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
+from copilot_lsp.positions import line_content, line_starts
 from copilot_lsp.settings import PromptSettings
 
 
@@ -25,30 +27,30 @@ class CursorContext:
     """The lines below the cursor's line inside the window."""
 
 
-def cursor_context(text: str, offset: int, prefix_lines: int, suffix_lines: int) -> CursorContext:
-    """Cut the line window around `offset` (a code-point offset into `text`)."""
-    line_start = text.rfind("\n", 0, offset) + 1
-    line_end = text.find("\n", offset)
-    line_end = len(text) if line_end == -1 else line_end
-    window_start = line_start
-    for _ in range(prefix_lines):
-        if window_start == 0:
-            break
-        window_start = text.rfind("\n", 0, window_start - 1) + 1
-    window_end = line_end
-    for _ in range(suffix_lines):
-        if window_end >= len(text):
-            break
-        following = text.find("\n", window_end + 1)
-        window_end = len(text) if following == -1 else following
-    after = text[line_end:window_end]
-    next_lines = tuple(line.rstrip("\r") for line in after.split("\n")[1:]) if after else ()
+def cursor_context(
+    text: str,
+    offset: int,
+    prefix_lines: int,
+    suffix_lines: int,
+    starts: list[int] | None = None,
+) -> CursorContext:
+    """Cut the line window around `offset` (a code-point offset into `text`).
+
+    Lines break at \n, \r\n and \r, as LSP counts them; `starts` (the document's cached
+    line starts) saves rescanning a large text on every keystroke.
+    """
+    starts = starts if starts is not None else line_starts(text)
+    line = bisect.bisect_right(starts, offset) - 1
+    first = max(0, line - prefix_lines)
+    last = min(len(starts) - 1, line + suffix_lines)
+    end_of_line = starts[line] + len(line_content(text, starts, line))
+    window_end = starts[last] + len(line_content(text, starts, last))
     return CursorContext(
-        prefix=text[window_start:offset],
+        prefix=text[starts[first] : offset],
         suffix=text[offset:window_end],
-        line_before_cursor=text[line_start:offset].rstrip("\r"),
-        line_after_cursor=text[offset:line_end].rstrip("\r"),
-        next_lines=next_lines,
+        line_before_cursor=text[starts[line] : offset],
+        line_after_cursor=text[offset:end_of_line],
+        next_lines=tuple(line_content(text, starts, i) for i in range(line + 1, last + 1)),
     )
 
 

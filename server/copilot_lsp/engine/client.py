@@ -111,6 +111,10 @@ async def _decode_stream(response: httpx.Response) -> AsyncIterator[StreamChunk]
         for payload in decoder.flush():
             if payload.strip() == DONE:
                 return
+            chunk = _parse_event(payload)
+            if chunk is not None:
+                finished = finished or chunk.finish_reason is not None
+                yield chunk
     except (httpx.RemoteProtocolError, httpx.ReadError) as error:
         raise EngineStreamError(f"the engine's stream was cut: {error}") from None
     if not finished:

@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from copilot_lsp import paths
 from copilot_lsp.errors import ConfigError
@@ -47,6 +47,16 @@ class SpeculativeSpec(_Strict):
     num_speculative_tokens: int = Field(ge=1, le=5)
     options: dict[str, Any] = Field(default_factory=dict)
     """Extra keys of vLLM's --speculative-config (e.g. prompt_lookup_max for n-gram)."""
+
+    @field_validator("options")
+    @classmethod
+    def _no_validated_keys(cls, options: dict[str, Any]) -> dict[str, Any]:
+        reserved = sorted(set(options) & {"method", "model", "num_speculative_tokens"})
+        if reserved:
+            raise ValueError(
+                f"set {', '.join(reserved)} in [speculative] itself, not in its options"
+            )
+        return options
 
 
 class Profile(_Strict):

@@ -213,11 +213,13 @@ async def inline_completion(
 
 
 def _item(suggestion: Suggestion, text: str, encoding: Encoding) -> types.InlineCompletionItem:
-    at = position_at(text, suggestion.offset, encoding)
-    cursor = types.Position(at.line, at.character)
+    start = position_at(text, suggestion.offset, encoding)
+    end = position_at(text, suggestion.end_offset, encoding)
     return types.InlineCompletionItem(
         insert_text=suggestion.text,
-        range=types.Range(cursor, cursor),
+        range=types.Range(
+            types.Position(start.line, start.character), types.Position(end.line, end.character)
+        ),
         command=types.Command(
             title="Accept completion", command=ACCEPT_COMMAND, arguments=[suggestion.id]
         ),

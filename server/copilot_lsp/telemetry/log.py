@@ -40,7 +40,7 @@ def read_log(path: Path) -> Iterator[dict[str, Any]]:
     if not path.exists():
         return
     merged: dict[str, dict[str, Any]] = {}
-    with path.open(encoding="utf-8") as handle:
+    with path.open(encoding="utf-8", errors="replace") as handle:
         for line in handle:
             try:
                 record = json.loads(line)
