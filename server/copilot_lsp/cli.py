@@ -54,6 +54,17 @@ def build_parser() -> argparse.ArgumentParser:
     complete.add_argument("--json", action="store_true")
     complete.add_argument("--timeout", type=float, default=300.0, help="seconds")
 
+    bench = commands.add_parser("bench", help="benchmarks (tables + JSON)")
+    benches = bench.add_subparsers(dest="bench", metavar="BENCH", required=True)
+    latency = benches.add_parser(
+        "latency", help="N completions at one cursor through the real server"
+    )
+    latency.add_argument("file", type=Path)
+    latency.add_argument("--line", type=int, required=True, help="1-based line")
+    latency.add_argument("--col", type=int, required=True, help="1-based column (UTF-16)")
+    latency.add_argument("-n", "--count", type=int, default=20)
+    latency.add_argument("--json", type=Path, help="write the full report here")
+
     stats = commands.add_parser("stats", help="latency percentiles from the completion log")
     stats.add_argument("--log", type=Path, help="log file (default: the user's state dir)")
     stats.add_argument("--json", action="store_true")
@@ -83,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
             return _complete(args)
         if args.command == "stats":
             return _stats(args)
+        if args.command == "bench":
+            return _bench(args)
     except CopilotLspError as error:
         print(f"copilot-lsp: {error}", file=sys.stderr)
         return 1
@@ -221,4 +234,27 @@ def _stats(args: argparse.Namespace) -> int:
     counts = outcome_counts(records)
     if counts:
         print("outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from copilot_lsp.bench.latency import render, run_latency_bench, write_report
+
+    if args.line < 1 or args.col < 1 or args.count < 1:
+        raise CopilotLspError("--line, --col and --count must be positive")
+    if not args.file.is_file():
+        raise CopilotLspError(f"no such file: {args.file}")
+    report = asyncio.run(
+        run_latency_bench(
+            args.file.absolute(),
+            args.file.read_text(encoding="utf-8"),
+            args.line - 1,
+            args.col - 1,
+            args.count,
+        )
+    )
+    print(render(report))
+    if args.json:
+        write_report(report, args.json)
+        print(f"report written to {args.json}")
     return 0

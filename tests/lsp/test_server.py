@@ -11,6 +11,7 @@ from collections.abc import Callable
 import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
+from pytest_lsp import client_capabilities
 
 from tests.fakes.engine import Reply
 from tests.lsp.conftest import FakeSession as Session
@@ -282,3 +283,29 @@ async def test_invalid_options_fall_back_to_defaults_with_a_message(session: Ses
     session.engine.default = Reply(chunks=["ok"])
     uri = session.open("x = \n")
     assert [i.insert_text for i in await session.complete(uri, 0, 4)] == ["ok"]
+
+
+@pytest.mark.parametrize("editor", ["neovim@v0.11.0", "visual-studio-code@v1.65.2"])
+async def test_workspace_configuration_overrides_initialization_options(
+    session: Session, editor: str
+) -> None:
+    """Real editors' captured capabilities: the server pulls section `copilot` at start."""
+    session.client.set_configuration(
+        {"completion": {"singleLineMaxTokens": 7}, "prompt": {"stop": ["<|end|>"]}},
+        section="copilot",
+    )
+    await session.initialize(
+        {"completion": {"singleLineMaxTokens": 5, "temperature": 0.2}},
+        capabilities=client_capabilities(editor),
+    )
+    session.engine.default = Reply(chunks=["1"])
+    uri = session.open("x = \n")
+    for _ in range(50):  # the pull is asynchronous: wait until it has landed
+        await session.complete(uri, 0, 4)
+        if session.engine.requests[-1].body["max_tokens"] == 7:
+            break
+        await asyncio.sleep(0.05)
+    body = session.engine.requests[-1].body
+    assert body["max_tokens"] == 7  # workspace/configuration beats initializationOptions
+    assert body["temperature"] == 0.2  # what the higher layer leaves unset still applies
+    assert body["stop"] == ["<|end|>"]

@@ -71,9 +71,18 @@ class CompletionService:
         return sum(1 for task in self._inflight.values() if not task.done())
 
     async def complete(
-        self, uri: str, language: str, text: str, offset: int, *, automatic: bool
+        self,
+        uri: str,
+        language: str,
+        text: str,
+        offset: int,
+        *,
+        automatic: bool,
+        line_starts: list[int] | None = None,
     ) -> Suggestion | None:
         """A suggestion for the cursor at `offset` in `text`, or None.
+
+        `line_starts` are the document's cached line offsets, if the caller has them.
 
         Returns None when superseded by a newer request for `uri`; raises CancelledError
         when the caller itself is cancelled (`$/cancelRequest`).
@@ -83,7 +92,11 @@ class CompletionService:
             uri, language, "automatic" if automatic else "invoked", self._clock
         )
         context = cursor_context(
-            text, offset, settings.completion.prefix_lines, settings.completion.suffix_lines
+            text,
+            offset,
+            settings.completion.prefix_lines,
+            settings.completion.suffix_lines,
+            line_starts,
         )
         previous = self._inflight.get(uri)
         if previous is not None and not previous.done():

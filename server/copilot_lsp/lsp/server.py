@@ -205,7 +205,12 @@ async def inline_completion(
     offset = document.offset(cursor, encoding)
     automatic = params.context.trigger_kind == types.InlineCompletionTriggerKind.Automatic
     suggestion = await ls.service.complete(
-        document.uri, document.language_id, text, offset, automatic=automatic
+        document.uri,
+        document.language_id,
+        text,
+        offset,
+        automatic=automatic,
+        line_starts=document.starts,
     )
     if suggestion is None:
         return types.InlineCompletionList(items=[])
