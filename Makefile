@@ -9,7 +9,7 @@ SAMPLE_LINE ?= 23
 SAMPLE_COL ?= 5
 PROFILE ?= local-cpu
 
-.PHONY: help setup demo test test-unit test-lsp test-engine lint fmt engine-up engine-down \
+.PHONY: help setup demo test test-unit test-lsp test-engine lint fmt bench-latency engine-up engine-down \
 	engine-status clean
 
 help: ## list the targets
@@ -58,6 +58,10 @@ lint: setup ## ruff (lint + format check) and mypy
 fmt: setup
 	$(BIN)/ruff format server tests
 	$(BIN)/ruff check --fix server tests
+
+bench-latency: setup ## 20 completions of the sample file through the LSP (after make engine-up)
+	$(BIN)/copilot-lsp bench latency $(SAMPLE) --line $(SAMPLE_LINE) --col $(SAMPLE_COL) -n 20 \
+		--json docs/benchmarks/latency-$(PROFILE).json
 
 engine-up: setup ## start the embedded engine (PROFILE=local-cpu)
 	$(BIN)/copilot-lsp engine up --profile $(PROFILE)

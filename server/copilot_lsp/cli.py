@@ -180,6 +180,7 @@ def _shell_join(argv: list[str]) -> str:
 
 def _complete(args: argparse.Namespace) -> int:
     from copilot_lsp.lsp.oneshot import complete_once
+    from copilot_lsp.telemetry.timeline import STAGES
 
     if args.line < 1 or args.col < 1:
         raise CopilotLspError("--line and --col are 1-based")
@@ -203,14 +204,7 @@ def _complete(args: argparse.Namespace) -> int:
         f"completion {timeline.get('id')}  mode {timeline.get('mode')}  outcome "
         f"{timeline.get('outcome')}  tokens {timeline.get('tokens')}"
     )
-    for stage in (
-        "debounced",
-        "prompt_built",
-        "request_sent",
-        "first_token",
-        "first_line",
-        "finished",
-    ):
+    for stage in STAGES:
         if stage in ms:
             print(f"  {stage:<14}{ms[stage]:>10.1f} ms")
     print(f"  {'round trip':<14}{result['round_trip_ms']:>10.1f} ms (client side)")

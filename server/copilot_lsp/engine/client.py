@@ -96,19 +96,20 @@ class EngineClient:
             raise _unavailable(self.base_url, error) from None
 
 
-async def _decode_stream(response: httpx.Response) -> AsyncIterator[StreamChunk]:
+async def _payloads(response: httpx.Response) -> AsyncIterator[str]:
+    """Event payloads, including one left open when the stream ended without a blank line."""
     decoder = SSEDecoder()
+    async for line in response.aiter_lines():
+        for payload in decoder.feed(line):
+            yield payload
+    for payload in decoder.flush():
+        yield payload
+
+
+async def _decode_stream(response: httpx.Response) -> AsyncIterator[StreamChunk]:
     finished = False
     try:
-        async for line in response.aiter_lines():
-            for payload in decoder.feed(line):
-                if payload.strip() == DONE:
-                    return
-                chunk = _parse_event(payload)
-                if chunk is not None:
-                    finished = finished or chunk.finish_reason is not None
-                    yield chunk
-        for payload in decoder.flush():
+        async for payload in _payloads(response):
             if payload.strip() == DONE:
                 return
             chunk = _parse_event(payload)
