@@ -38,12 +38,26 @@ def build_parser() -> argparse.ArgumentParser:
     up = actions.add_parser("up", help="start the engine and wait until it is healthy")
     up.add_argument("--profile", default="local-cpu", help="name in configs/profiles or a path")
     up.add_argument("--port", type=int, help="override the profile's port")
+    up.add_argument(
+        "--allow-draft-mismatch",
+        action="store_true",
+        help="serve a draft head even if it was trained for another target",
+    )
     actions.add_parser("down", help="stop the engine started by `engine up`")
     status = actions.add_parser("status", help="health, URL, model, speculative counters")
     status.add_argument("--json", action="store_true")
+    status.add_argument(
+        "--window",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="also sample /metrics S seconds apart: windowed acceptance and per position",
+    )
     command = actions.add_parser("command", help="print the vLLM command of a profile")
     command.add_argument("--profile", default="local-cpu")
     actions.add_parser("profiles", help="list the profiles in configs/profiles")
+
+    _add_draft_commands(commands)
 
     complete = commands.add_parser(
         "complete", help="one inline completion through the real server over stdio"
@@ -64,11 +78,93 @@ def build_parser() -> argparse.ArgumentParser:
     latency.add_argument("--col", type=int, required=True, help="1-based column (UTF-16)")
     latency.add_argument("-n", "--count", type=int, default=20)
     latency.add_argument("--json", type=Path, help="write the full report here")
+    speculative = benches.add_parser(
+        "speculative", help="profiles side by side: tok/s, acceptance, greedy equality"
+    )
+    speculative.add_argument(
+        "--profiles",
+        nargs="+",
+        default=["local-cpu-baseline", "local-cpu", "local-cpu-medusa", "local-cpu-ngram"],
+        help="the first one is the reference (plain decoding)",
+    )
+    speculative.add_argument("-n", "--prompts", type=int, default=8, help="held-out prompts")
+    speculative.add_argument("--max-tokens", type=int, default=96)
+    speculative.add_argument(
+        "--dtype", choices=["bfloat16", "float32"], help="override the embedded model's dtype"
+    )
+    speculative.add_argument("--port", type=int, default=8250)
+    speculative.add_argument("--json", type=Path, help="write the full report here")
+
+    context = benches.add_parser(
+        "context", help="parse and context-build latency on large real files"
+    )
+    context.add_argument("files", type=Path, nargs="*", help="default: large stdlib modules")
+    context.add_argument("-n", "--samples", type=int, default=300)
+    context.add_argument("--json", type=Path, help="write the full report here")
+    quality = benches.add_parser(
+        "quality", help="SAFIM Python subsets through the real server, with and without filters"
+    )
+    quality.add_argument("--data", type=Path, help="folder with SAFIM's *.jsonl.gz")
+    quality.add_argument("--subsets", default="block,control,api")
+    quality.add_argument("--limit", type=int, default=30, help="tasks per subset")
+    quality.add_argument("--modes", default="pipeline,plain")
+    quality.add_argument("--engine-url", help="default: the settings' engine")
+    quality.add_argument("--json", type=Path, help="write the full report here")
+
+    load = benches.add_parser(
+        "load", help="replayed typing over stdio: engine requests, in-flight, latency, RSS"
+    )
+    load.add_argument("--duration", type=float, default=60.0, help="seconds of typing")
+    load.add_argument("--rate", type=float, default=50.0, help="keystrokes per second")
+    load.add_argument("--documents", type=int, default=10, help="open documents")
+    load.add_argument("--max-inflight", type=int, help="completion.max_inflight for the run")
+    load.add_argument("--debounce-ms", type=int, help="completion.debounce_ms for the run")
+    load.add_argument("--engine-url", help="a real engine (default: the scripted one, loopback)")
+    load.add_argument("--quick", action="store_true", help="10 s instead of --duration")
+    load.add_argument("--json", type=Path, help="write the full report here")
 
     stats = commands.add_parser("stats", help="latency percentiles from the completion log")
     stats.add_argument("--log", type=Path, help="log file (default: the user's state dir)")
     stats.add_argument("--json", action="store_true")
     return parser
+
+
+def _add_draft_commands(commands: Any) -> None:
+    draft = commands.add_parser("draft", help="train and inspect speculative draft heads")
+    actions = draft.add_subparsers(dest="action", metavar="ACTION", required=True)
+    train = actions.add_parser(
+        "train", help="train an EAGLE or Medusa head on target features (CPU, resumable)"
+    )
+    train.add_argument("--method", choices=["eagle", "medusa"], required=True)
+    train.add_argument(
+        "--target", required=True, help="target model folder, or `embedded` for SmolLM2"
+    )
+    train.add_argument(
+        "--corpus",
+        nargs="+",
+        default=["default"],
+        help="`default` (stdlib + site-packages), `stdlib`, `site-packages` or folders",
+    )
+    train.add_argument("--out", type=Path, required=True, help="folder for the vLLM checkpoint")
+    train.add_argument("--steps", type=int, help="optimizer steps (default 2000)")
+    train.add_argument("--batch-size", type=int, help="sequences per step (default 8)")
+    train.add_argument("--seq-len", type=int, help="tokens per sequence (default 256)")
+    train.add_argument("--train-tokens", type=int, help="corpus tokens to train on (400000)")
+    train.add_argument("--heldout-tokens", type=int, help="held-out tokens to measure (32768)")
+    train.add_argument("--lr", type=float, help="peak learning rate (default 1e-3)")
+    train.add_argument(
+        "--draft-steps", type=int, help="EAGLE steps unrolled / Medusa heads (default 3)"
+    )
+    train.add_argument(
+        "--token-vocab", type=int, help="token loss over the N commonest labels; 0 = all"
+    )
+    train.add_argument("--seed", type=int)
+    train.add_argument("--threads", type=int, help="torch threads (default: all cores)")
+    train.add_argument("--device", help="cpu (default) or cuda")
+    train.add_argument("--cache-dir", type=Path, help="where target features are cached")
+    train.add_argument("--json", action="store_true", help="print the report as JSON")
+    fingerprint = actions.add_parser("fingerprint", help="print a target model's fingerprint")
+    fingerprint.add_argument("model", help="model folder, or `embedded`")
 
 
 def configure_logging(verbose: int, log_file: Path | None) -> None:
@@ -90,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
             return _serve()
         if args.command == "engine":
             return _engine(args)
+        if args.command == "draft":
+            return _draft(args)
         if args.command == "complete":
             return _complete(args)
         if args.command == "stats":
@@ -124,13 +222,18 @@ def _engine(args: argparse.Namespace) -> int:
 
         print(prepare_embedded_model(args.dtype, force=args.force, log=_say))
     elif args.action == "up":
-        state = launcher.engine_up(load_profile(args.profile), port=args.port, log=_say)
+        state = launcher.engine_up(
+            load_profile(args.profile),
+            port=args.port,
+            log=_say,
+            allow_draft_mismatch=args.allow_draft_mismatch,
+        )
         print(state.url)
     elif args.action == "down":
         stopped = launcher.engine_down()
         _say(f"stopped engine pid {stopped.pid}" if stopped else "no engine was running")
     elif args.action == "status":
-        report = launcher.engine_status()
+        report = launcher.engine_status(window_s=args.window)
         if args.json:
             print(json.dumps(report, indent=2))
         else:
@@ -143,7 +246,9 @@ def _engine(args: argparse.Namespace) -> int:
             from copilot_lsp.engine.prepare import model_dir
 
             model = str(model_dir(profile.embedded_dtype))  # type: ignore[arg-type]
-        print(_shell_join(profile.command(model)))
+        from copilot_lsp.engine.drafts import draft_path_for
+
+        print(_shell_join(profile.command(model, draft_path=draft_path_for(profile, model))))
     elif args.action == "profiles":
         print("\n".join(available_profiles()))
     return 0
@@ -170,6 +275,51 @@ def _print_status(report: dict[str, Any]) -> None:
             )
         else:
             print("speculative: no drafts (plain decoding)")
+    window = report.get("window")
+    if window:
+        print(
+            f"last {window['window_s']:.0f} s: acceptance {window['acceptance_rate']}, mean "
+            f"accepted length {window['mean_accepted_length']}, per position "
+            f"{window['per_position']} over {window['drafts']} drafts"
+        )
+
+
+def _target_dir(spec: str) -> Path:
+    if spec == "embedded":
+        from copilot_lsp.engine.prepare import prepare_embedded_model
+
+        return prepare_embedded_model("bfloat16", log=_say)
+    return Path(spec)
+
+
+def _draft(args: argparse.Namespace) -> int:
+    if args.action == "fingerprint":
+        from copilot_lsp.draft.fingerprint import target_fingerprint
+
+        print(target_fingerprint(_target_dir(args.model)))
+        return 0
+    from copilot_lsp.draft.render import render_report
+    from copilot_lsp.draft.train import TrainOptions, run, with_overrides
+
+    options = with_overrides(
+        TrainOptions(method=args.method, target=_target_dir(args.target), out=args.out),
+        corpus=tuple(args.corpus),
+        steps=args.steps,
+        batch_size=args.batch_size,
+        seq_len=args.seq_len,
+        train_tokens=args.train_tokens,
+        heldout_tokens=args.heldout_tokens,
+        lr=args.lr,
+        draft_steps=args.draft_steps,
+        token_vocab=args.token_vocab,
+        seed=args.seed,
+        threads=args.threads,
+        device=args.device,
+        cache_dir=args.cache_dir,
+    )
+    report = run(options, log=_say)
+    print(json.dumps(report, indent=2) if args.json else render_report(report))
+    return 0
 
 
 def _shell_join(argv: list[str]) -> str:
@@ -232,6 +382,14 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
+    if args.bench == "speculative":
+        return _bench_speculative(args)
+    if args.bench == "context":
+        return _bench_context(args)
+    if args.bench == "quality":
+        return _bench_quality(args)
+    if args.bench == "load":
+        return _bench_load(args)
     from copilot_lsp.bench.latency import render, run_latency_bench, write_report
 
     if args.line < 1 or args.col < 1 or args.count < 1:
@@ -250,5 +408,113 @@ def _bench(args: argparse.Namespace) -> int:
     print(render(report))
     if args.json:
         write_report(report, args.json)
+        print(f"report written to {args.json}")
+    return 0
+
+
+def _bench_load(args: argparse.Namespace) -> int:
+    from copilot_lsp.bench.load import render, run_load, write_report
+
+    if args.duration <= 0 or args.rate <= 0 or args.documents < 1:
+        raise CopilotLspError("--duration, --rate and --documents must be positive")
+    completion: dict[str, Any] = {}
+    if args.max_inflight is not None:
+        completion["maxInflight"] = args.max_inflight
+    if args.debounce_ms is not None:
+        completion["debounceMs"] = args.debounce_ms
+    options: dict[str, Any] = {"telemetry": {"enableLog": False}}
+    if completion:
+        options["completion"] = completion
+    result = asyncio.run(
+        run_load(
+            duration_s=10.0 if args.quick else args.duration,
+            rate=args.rate,
+            documents=args.documents,
+            engine_url=args.engine_url,
+            options=options,
+        )
+    )
+    print(render(result))
+    if args.json:
+        write_report(result, args.json)
+        print(f"report written to {args.json}")
+    return 0
+
+
+def _bench_speculative(args: argparse.Namespace) -> int:
+    import os
+    import tempfile
+
+    from copilot_lsp.bench import speculative
+    from copilot_lsp.engine.profiles import load_profile
+
+    prompts = speculative.heldout_prompts(args.prompts)
+    if not prompts:
+        raise CopilotLspError("no held-out prompts found in the corpus")
+    profiles = [load_profile(name) for name in args.profiles]
+    if args.dtype:
+        profiles = [_with_dtype(profile, args.dtype) for profile in profiles]
+    # Our own state dir: the user's `engine up` engine, if any, is left alone.
+    os.environ["COPILOT_LSP_STATE_DIR"] = tempfile.mkdtemp(prefix="copilot-lsp-bench-")
+    results = []
+    for profile in profiles:
+        _say(f"--- {profile.name}: {len(prompts)} prompts x {args.max_tokens} tokens")
+        results.append(speculative.run_profile(profile, prompts, args.max_tokens, args.port, _say))
+    speculative.compare(results)
+    print(speculative.render(results))
+    if args.json:
+        settings = {"prompts": len(prompts), "max_tokens": args.max_tokens, "dtype": args.dtype}
+        speculative.write_report(results, settings, args.json)
+        print(f"report written to {args.json}")
+    return 0
+
+
+def _with_dtype(profile: Any, dtype: str) -> Any:
+    if profile.embedded_dtype is None:
+        return profile
+    model = profile.model.model_copy(update={"source": f"embedded:{dtype}", "dtype": dtype})
+    return profile.model_copy(update={"model": model})
+
+
+def _bench_context(args: argparse.Namespace) -> int:
+    from copilot_lsp.bench import context
+
+    files = args.files or context.default_files()
+    missing = [str(path) for path in files if not path.is_file()]
+    if missing or not files:
+        raise CopilotLspError(f"no such file: {', '.join(missing) or 'no files given'}")
+    report = context.run_context_bench(files, args.samples)
+    print(context.render(report))
+    if args.json:
+        context.write(report, args.json)
+        print(f"report written to {args.json}")
+    return 0
+
+
+def _bench_quality(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from copilot_lsp.bench import quality
+    from copilot_lsp.bench.safim import SUBSETS, find_data_dir
+
+    data = args.data or find_data_dir(Path.cwd())
+    if data is None or not data.is_dir():
+        raise CopilotLspError("SAFIM data not found: pass --data DIR (shared/eval/safim)")
+    subsets = [s for s in args.subsets.split(",") if s]
+    modes = [m for m in args.modes.split(",") if m]
+    unknown = [s for s in subsets if s not in SUBSETS] + [
+        m for m in modes if m not in quality.MODES
+    ]
+    if unknown:
+        raise CopilotLspError(f"unknown subset or mode: {', '.join(unknown)}")
+    with tempfile.TemporaryDirectory(prefix="copilot-lsp-safim-") as folder:
+        report = asyncio.run(
+            quality.run_quality_bench(
+                data, subsets, args.limit, modes, args.engine_url, Path(folder)
+            )
+        )
+    print(quality.render(report))
+    if args.json:
+        quality.write(report, args.json)
         print(f"report written to {args.json}")
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from copilot_lsp.context.syntax import SyntaxTree
 from copilot_lsp.errors import DocumentError
 from copilot_lsp.positions import Encoding, Position, line_content, line_starts, offset_at
 
@@ -16,6 +17,11 @@ class Document:
     language_id: str
     version: int
     text: str
+    syntax: SyntaxTree | None = field(default=None, repr=False)
+    """None for languages without a grammar: callers fall back to line heuristics."""
+    in_sync: bool = True
+    """False once an edit could not be applied: `text` may differ from the client's, so no
+    completion is built from it until the client sends the whole text again."""
     _starts: list[int] | None = field(default=None, repr=False)
 
     @property
@@ -56,6 +62,7 @@ class DocumentStore:
 
     def open(self, uri: str, language_id: str, version: int, text: str) -> Document:
         document = Document(uri, language_id, version, text)
+        document.syntax = SyntaxTree.for_language(language_id, text)
         self._documents[uri] = document
         return document
 
@@ -64,6 +71,9 @@ class DocumentStore:
             return self._documents[uri]
         except KeyError:
             raise DocumentError(f"document {uri} is not open") from None
+
+    def all(self) -> list[Document]:
+        return list(self._documents.values())
 
     def __contains__(self, uri: object) -> bool:
         return uri in self._documents
@@ -74,23 +84,52 @@ class DocumentStore:
     def change(self, uri: str, version: int, edits: list[Edit], encoding: Encoding) -> Document:
         """Apply `edits` in order, as the LSP specification asks; all or nothing.
 
-        A range whose end comes before its start is rejected instead of being guessed at,
-        so a confused client gets an error and the stored text stays as it was.
+        Positions past the end of a line or of the document are clamped, as the specification
+        asks. A range whose end comes before its start is rejected instead of being guessed at:
+        the stored text stays as it was, the document is marked out of sync and DocumentError
+        is raised. An out-of-sync document ignores edits until one replaces the whole text.
         """
         document = self.get(uri)
+        if not document.in_sync:
+            full = [i for i, edit in enumerate(edits) if edit.start is None or edit.end is None]
+            if not full:
+                document.version = version
+                return document
+            edits = edits[full[-1] :]
+            document.in_sync = True  # the full text is the client's again
         text = document.text
+        # (text before, start, end, new text) per edit, or None for a full replacement;
+        # the tree hears of them only once every edit has proven valid.
+        applied: list[tuple[str, int, int, str] | None] = []
         for edit in edits:
             if edit.start is None or edit.end is None:
                 text = edit.new_text
+                applied.append(None)
                 continue
-            starts = line_starts(text)
+            starts = document.starts if text is document.text else line_starts(text)
             start = offset_at(text, edit.start, encoding, starts)
             end = offset_at(text, edit.end, encoding, starts)
             if end < start:
+                document.in_sync = False
                 raise DocumentError(
                     f"edit range ends before it starts ({edit.start} > {edit.end}) in {uri}"
                 )
+            applied.append((text, start, end, edit.new_text))
             text = text[:start] + edit.new_text + text[end:]
+        if document.syntax is not None:
+            for change in applied:
+                if change is None:
+                    document.syntax.replace_all(text)
+                else:
+                    document.syntax.edit(*change)
         document.replace(0, len(document.text), text)
         document.version = version
         return document
+
+    def mark_out_of_sync(self, uri: str) -> bool:
+        """Stop trusting `uri`'s text (an edit for it was lost); True if it was trusted."""
+        document = self._documents.get(uri)
+        if document is None or not document.in_sync:
+            return False
+        document.in_sync = False
+        return True

@@ -38,10 +38,14 @@ class EngineUnavailable(EngineError):
 class EngineHTTPError(EngineError):
     """The engine answered with an error status."""
 
-    def __init__(self, status_code: int, detail: str) -> None:
+    def __init__(
+        self, status_code: int, detail: str, *, retry_after_s: float | None = None
+    ) -> None:
         super().__init__(f"engine answered HTTP {status_code}: {detail}")
         self.status_code = status_code
         self.detail = detail
+        self.retry_after_s = retry_after_s
+        """What the engine's `Retry-After` header asked for (429/503), if it sent one."""
 
 
 class EngineStreamError(EngineError):

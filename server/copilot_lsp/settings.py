@@ -52,6 +52,45 @@ class EngineSettings(_Section):
     read_timeout_s: float = Field(default=30.0, gt=0)
     """Seconds to wait between two chunks of a streamed answer."""
 
+    # Endpoint pool, speculative-acceptance monitor and failover (engine/router.py).
+    endpoints: list[str] = Field(default_factory=list)
+    """Base URLs of several engine replicas to spread completions over by load and health
+    (each with its own acceptance monitor). Empty: `url` is the only primary."""
+    fallback_url: str | None = None
+    """A plain-decoding engine (no speculation) that takes the completions while the primaries'
+    speculative acceptance is too low to pay off. Unset: no failover."""
+    acceptance_threshold: float = Field(default=0.45, ge=0.0, le=1.0)
+    """Fail over when a primary's windowed acceptance rate (accepted / drafted tokens) stays
+    below this."""
+    recovery_threshold: float = Field(default=0.55, ge=0.0, le=1.0)
+    """Return to a primary once its acceptance is back at or above this (hysteresis: keep it
+    above `acceptance_threshold`)."""
+    acceptance_window_s: float = Field(default=60.0, gt=0)
+    """Seconds of drafts the acceptance rate is computed over."""
+    min_window_drafts: int = Field(default=20, ge=1)
+    """Drafts a window needs before it may trigger failover or recovery."""
+    trip_after: int = Field(default=3, ge=1)
+    """Consecutive low readings before failing over."""
+    recover_after: int = Field(default=3, ge=1)
+    """Consecutive good readings before returning to a primary."""
+    metrics_interval_s: float = Field(default=5.0, gt=0)
+    """Seconds between two scrapes of each endpoint's /metrics."""
+    probe_interval_s: float = Field(default=10.0, gt=0)
+    """While a primary is failed over, replay the latest request to it this often to measure
+    whether its acceptance recovered."""
+    retry_after_s: float = Field(default=10.0, gt=0)
+    """Seconds an unreachable endpoint is skipped before it is tried again."""
+    backoff_max_s: float = Field(default=8.0, ge=0, le=300)
+    """After engine failures (refused, timeout, HTTP 429/5xx, broken stream) automatic
+    completions skip the engine for 0.25 s, doubling per failure in a row up to this (a
+    `Retry-After` header is honoured up to 60 s); the next success resets it. 0: no backoff."""
+    tls_verify: bool = True
+    """Verify the engine's TLS certificate (https URLs). Turning this off is for testing only:
+    anyone on the network path can then read the API key and the source code sent."""
+    ca_file: Path | None = None
+    """A PEM file of CA certificates to trust for the engine (a private CA), instead of the
+    system's and certifi's."""
+
 
 class CompletionSettings(_Section):
     enable: bool = True
@@ -60,6 +99,9 @@ class CompletionSettings(_Section):
     """Wait this long after an automatic request; a newer keystroke cancels the wait."""
     multiline: Literal["auto", "never"] = "auto"
     """`auto`: multi-line when the cursor opens a block or sits on an empty line in one."""
+    filters: bool = True
+    """Drop lines that repeat the code below or loop, trim lines that break the syntax,
+    and re-indent to the file's style. Off: only the block-end cut (for comparisons)."""
     max_tokens: int = Field(default=128, ge=1, le=4096)
     """Token cap for a multi-line completion."""
     single_line_max_tokens: int = Field(default=48, ge=1, le=1024)
@@ -74,20 +116,29 @@ class CompletionSettings(_Section):
     """Lines below the cursor put into the prompt (fill-in-the-middle formats only)."""
     extra_body: dict[str, Any] = Field(default_factory=dict)
     """Extra JSON fields merged into every /v1/completions request (e.g. `top_p`)."""
+    max_inflight: int = Field(default=4, ge=1, le=256)
+    """Most engine requests this server has open at once, over all documents (each document
+    has at most one); more wait for a slot, and a newer keystroke cancels them meanwhile."""
 
 
 class PromptSettings(_Section):
-    format: Literal["prefix-only", "fim"] = "prefix-only"
-    """`prefix-only` for models without fill-in-the-middle training (the embedded SmolLM2);
-    `fim` wraps prefix and suffix in the three tokens below."""
-    fim_prefix: str = "<|fim_prefix|>"
-    """Token before the prefix (format `fim`; default: Qwen2.5-Coder)."""
-    fim_suffix: str = "<|fim_suffix|>"
-    """Token before the suffix (format `fim`)."""
-    fim_middle: str = "<|fim_middle|>"
-    """Token after which the model writes the middle (format `fim`)."""
+    family: str = "smollm2"
+    """Prompt template and stop sequences: a file name in configs/models (e.g. `qwen2.5-coder`,
+    `qwen2.5-coder-repo`, `starcoder2`, `deepseek-coder`, `codellama`, `codestral`)."""
     stop: list[str] = Field(default_factory=list)
-    """Stop sequences sent to the engine, e.g. `<|endoftext|>`."""
+    """Stop sequences sent to the engine on top of the family's own."""
+    max_tokens: int = Field(default=1024, ge=64, le=32_768)
+    """Token budget of the whole prompt: prefix window, suffix window and snippets."""
+    tokenizer: Path | None = None
+    """A `tokenizer.json` for exact token counts. Unset: the embedded model's tokenizer when
+    the embedded engine is the one in use, otherwise an estimate from characters."""
+    snippets: bool = True
+    """Add imports, enclosing definitions' headers and definitions of names used near the
+    cursor (from this and other open documents) when the budget allows."""
+    snippet_deadline_ms: float = Field(default=10.0, gt=0, le=1000)
+    """Time allowed for gathering snippets; what is not found by then is left out."""
+    repo_name: str = ""
+    """Repository name for repository-level templates (default: the workspace folder's name)."""
 
 
 class TelemetrySettings(_Section):
@@ -101,11 +152,27 @@ class TelemetrySettings(_Section):
     """Completions kept in memory for the rolling percentiles of `copilot/stats`."""
 
 
+class EditorSettings(_Section):
+    """How answers reach the editor; both features are off unless the client asks for them."""
+
+    streaming: bool = False
+    """Send `copilot/partialCompletion` notifications with the growing text of the current
+    completion (our VS Code and Neovim extensions turn this on; see docs/protocol.md)."""
+    early_answer_ms: int | None = Field(default=None, ge=0, le=10_000)
+    """Once this many milliseconds have passed, answer with the complete lines streamed so far
+    (at least one) instead of waiting for the end of the block; the rest is kept and served
+    to the next request at the same position. Unset: answer with the whole completion."""
+    partial_interval_ms: int = Field(default=16, ge=0, le=1000)
+    """Least time between two `copilot/partialCompletion` notifications of one completion;
+    text arriving faster is coalesced (the last state is always sent)."""
+
+
 class Settings(_Section):
     engine: EngineSettings = Field(default_factory=EngineSettings)
     completion: CompletionSettings = Field(default_factory=CompletionSettings)
     prompt: PromptSettings = Field(default_factory=PromptSettings)
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
+    editor: EditorSettings = Field(default_factory=EditorSettings)
 
 
 def settings_file() -> Path:

@@ -124,3 +124,21 @@ def test_complete_command_prints_a_suggestion_and_its_latency(
     assert report["range"] == {"start": [22, 4], "end": [22, 4]}
     assert report["timeline"]["outcome"] == "shown"
     assert report["timeline"]["ms"]["first_token"] > 0
+
+
+def test_prompt_token_counts_match_the_engine_tokenizer(real_engine: RealEngine) -> None:
+    """The budget counts with the embedded model's own tokenizer.json: same as vLLM's."""
+    import httpx
+
+    from copilot_lsp.completion.pipeline import default_prompt_tools
+    from copilot_lsp.settings import Settings
+
+    _, counter = default_prompt_tools(Settings())
+    assert counter.exact, counter.source
+    sample = SAMPLE.read_text()
+    answer = httpx.post(
+        f"{real_engine.root}/tokenize",
+        json={"model": "smollm2-135m", "prompt": sample, "add_special_tokens": False},
+        timeout=30,
+    ).json()
+    assert counter.count(sample) == answer["count"]

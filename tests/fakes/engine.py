@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import ssl
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,10 @@ class Reply:
     cut_after: int | None = None
     """Close the connection after this many chunks, without finishing."""
     finish_reason: str = "stop"
+    headers: dict[str, str] = field(default_factory=dict)
+    """Extra response headers (e.g. `Retry-After` on a 429 or 503)."""
+    tail: bytes = b""
+    """Raw bytes written just before a `cut_after` cut (half an event, half a UTF-8 char)."""
 
 
 @dataclass
@@ -44,15 +49,22 @@ class FakeEngine:
         self.default = Reply()
         self.requests: list[Received] = []
         self.models = ["fake-model"]
+        self.metrics_text = ""
+        """What /metrics answers (Prometheus text format)."""
+        self.other_paths: list[str] = []
         self._server: asyncio.Server | None = None
         self.port = 0
+        self.scheme = "http"
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{self.scheme}://127.0.0.1:{self.port}/v1"
 
-    async def start(self) -> FakeEngine:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+    async def start(self, port: int = 0, tls: ssl.SSLContext | None = None) -> FakeEngine:
+        """Listen on `port` (0: any free one; the same port again: an engine restart),
+        over TLS with the server context `tls` if given."""
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", port, ssl=tls)
+        self.scheme = "https" if tls is not None else "http"
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 
@@ -94,6 +106,16 @@ class FakeEngine:
             writer.write(_head(200, "text/plain", 0))
             await writer.drain()
             return True
+        if path == "/metrics":
+            payload = self.metrics_text.encode()
+            writer.write(_head(200, "text/plain", len(payload)) + payload)
+            await writer.drain()
+            return True
+        if not path.endswith("/completions"):
+            self.other_paths.append(path)
+            writer.write(_head(404, "text/plain", 0))
+            await writer.drain()
+            return True
         reply = self.replies.pop(0) if self.replies else self.default
         received = Received(body, headers)
         self.requests.append(received)
@@ -110,7 +132,8 @@ class FakeEngine:
         await asyncio.sleep(reply.first_delay_s)
         if reply.status != 200:
             payload = json.dumps({"error": {"message": f"scripted {reply.status}"}}).encode()
-            writer.write(_head(reply.status, "application/json", len(payload)) + payload)
+            head = _head(reply.status, "application/json", len(payload), reply.headers)
+            writer.write(head + payload)
             await writer.drain()
             received.finished = True
             return
@@ -126,6 +149,8 @@ class FakeEngine:
         try:
             for index, event in enumerate(events):
                 if reply.cut_after is not None and index >= reply.cut_after:
+                    writer.write(reply.tail)
+                    await writer.drain()
                     return  # connection closes without [DONE]
                 await asyncio.sleep(reply.delay_s)
                 if reader.at_eof():  # the client closed its side: it stopped listening
@@ -140,11 +165,19 @@ class FakeEngine:
             raise
 
 
-def _head(status: int, content_type: str, length: int) -> bytes:
-    reason = {200: "OK", 429: "Too Many Requests", 500: "Internal Server Error"}.get(status, "X")
+def _head(
+    status: int, content_type: str, length: int, extra: dict[str, str] | None = None
+) -> bytes:
+    reason = {
+        200: "OK",
+        429: "Too Many Requests",
+        500: "Internal Server Error",
+        503: "Service Unavailable",
+    }.get(status, "X")
+    more = "".join(f"{key}: {value}\r\n" for key, value in (extra or {}).items())
     return (
         f"HTTP/1.1 {status} {reason}\r\ncontent-type: {content_type}\r\n"
-        f"content-length: {length}\r\n\r\n"
+        f"content-length: {length}\r\n{more}\r\n"
     ).encode()
 
 

@@ -308,4 +308,45 @@ async def test_workspace_configuration_overrides_initialization_options(
     body = session.engine.requests[-1].body
     assert body["max_tokens"] == 7  # workspace/configuration beats initializationOptions
     assert body["temperature"] == 0.2  # what the higher layer leaves unset still applies
-    assert body["stop"] == ["<|end|>"]
+    assert body["stop"] == ["<|endoftext|>", "<|im_end|>", "<|end|>"]  # the family's, then ours
+
+
+async def test_prompt_carries_definitions_from_other_open_documents(session: Session) -> None:
+    await session.initialize(capabilities=types.ClientCapabilities())
+    session.engine.default = Reply(chunks=["\n    return total"])
+    session.open(
+        "def shipping_cost(weight, rate):\n    return weight * rate\n",
+        uri="file:///work/util.py",
+    )
+    uri = session.open(
+        "def order_total(items):\n    total = shipping_cost(3, 2)\n    \n",
+        uri="file:///work/shop.py",
+    )
+    items = await session.complete(uri, 2, 4)
+    assert [i.insert_text for i in items] == ["return total"]
+    prompt = session.engine.requests[0].body["prompt"]
+    assert prompt.startswith("# definition (util.py):\n# def shipping_cost(weight, rate):\n")
+    assert prompt.endswith("total = shipping_cost(3, 2)")
+
+
+async def test_typing_through_a_suggestion_needs_no_engine_request(session: Session) -> None:
+    await session.initialize()
+    session.engine.default = Reply(chunks=["compute(1, 2)"])
+    uri = session.open("x = \n")
+    assert [i.insert_text for i in await session.complete(uri, 0, 4, automatic=True)] == [
+        "compute(1, 2)"
+    ]
+    session.client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(version=2, uri=uri),
+            [
+                types.TextDocumentContentChangePartial(
+                    range=types.Range(types.Position(0, 4), types.Position(0, 4)), text="comp"
+                )
+            ],
+        )
+    )
+    items = await session.complete(uri, 0, 8, automatic=True)
+    assert [i.insert_text for i in items] == ["ute(1, 2)"]
+    assert items[0].range.start == types.Position(0, 8)
+    assert len(session.engine.requests) == 1

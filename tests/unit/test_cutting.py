@@ -215,10 +215,10 @@ def test_top_level_keeps_indented_lines() -> None:
 def test_max_lines_caps_line_count(max_lines: int) -> None:
     stream = "".join(f"\n    a{i} = {i}" for i in range(20))
     cutter, _ = run(stream, "def f():", max_lines=max_lines)
-    # the cursor line's remainder (empty here) counts as the first line
-    expected = ["", *(f"    a{i} = {i}" for i in range(20))][:max_lines]
+    # the cursor line's remainder is empty here: it is not a line the user sees
+    expected = ["", *(f"    a{i} = {i}" for i in range(20))][: max_lines + 1]
     assert cutter.text == "\n".join(expected)
-    assert len(cutter.text.split("\n")) == max_lines
+    assert len(cutter.text.split("\n")) == max_lines + 1
 
 
 def test_max_lines_stops_the_stream_early() -> None:

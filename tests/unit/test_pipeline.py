@@ -3,42 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
 
 import pytest
 
 from copilot_lsp.completion.pipeline import CompletionService
-from copilot_lsp.engine.types import CompletionRequest, StreamChunk
-from copilot_lsp.errors import EngineUnavailable
 from copilot_lsp.settings import Settings
 from copilot_lsp.telemetry.timeline import Timeline
-
-
-class ScriptedEngine:
-    """Streams `chunks` with a pause between them; records requests and closed streams."""
-
-    base_url = "http://engine.test/v1"
-
-    def __init__(self, chunks: list[str], pause: float = 0.0, fail: bool = False) -> None:
-        self.chunks = chunks
-        self.pause = pause
-        self.fail = fail
-        self.requests: list[CompletionRequest] = []
-        self.closed = 0
-        self.sent = 0
-
-    async def stream(self, request: CompletionRequest) -> AsyncGenerator[StreamChunk, None]:
-        self.requests.append(request)
-        if self.fail:
-            raise EngineUnavailable("cannot reach the engine at http://engine.test/v1")
-        try:
-            for index, text in enumerate(self.chunks):
-                await asyncio.sleep(self.pause)
-                self.sent += 1
-                yield StreamChunk(text, index + 1)
-            yield StreamChunk("", len(self.chunks), "stop")
-        finally:
-            self.closed += 1
+from tests.fakes.scripted import ScriptedEngine
 
 
 def service_for(
@@ -186,3 +157,20 @@ async def test_closers_right_of_the_cursor_are_not_duplicated(
     assert suggestion is not None
     applied = text[: suggestion.offset] + suggestion.text + text[suggestion.end_offset :]
     assert applied == accepted
+
+
+async def test_typing_the_suggestion_is_answered_without_the_engine() -> None:
+    engine = ScriptedEngine(["\n    return", " n + 1\n"])
+    service, timelines, _ = service_for(engine)
+    first = await service.complete("file:///a.py", "python", TEXT, CURSOR, automatic=True)
+    assert first is not None and first.text == "return n + 1"
+    typed = TEXT[:CURSOR] + "ret" + TEXT[CURSOR:]
+    second = await service.complete("file:///a.py", "python", typed, CURSOR + 3, automatic=True)
+    assert second is not None and second.text == "urn n + 1"
+    assert len(engine.requests) == 1
+    assert timelines[-1].mode == "type-through" and timelines[-1].outcome == "shown"
+    # Typing something else asks the engine again.
+    other = TEXT[:CURSOR] + "x" + TEXT[CURSOR:]
+    engine.chunks = [" = 1\n"]
+    await service.complete("file:///a.py", "python", other, CURSOR + 1, automatic=True)
+    assert len(engine.requests) == 2

@@ -6,8 +6,7 @@ import itertools
 
 import pytest
 
-from copilot_lsp.completion.prompt import CursorContext, cursor_context, render_prompt
-from copilot_lsp.settings import PromptSettings
+from copilot_lsp.completion.prompt import cursor_context
 
 LINES = [f"line{i} = {i}" for i in range(10)]
 TEXT = "\n".join(LINES)
@@ -113,10 +112,6 @@ def test_prefix_is_stable_for_cursors_on_the_same_line() -> None:
     for earlier, later in itertools.pairwise(contexts):
         assert later.prefix.startswith(earlier.prefix)
         assert len(later.prefix) == len(earlier.prefix) + 1
-    # the rendered prompts share that prefix too
-    settings = PromptSettings()
-    first, last = (render_prompt(c, settings) for c in (contexts[0], contexts[-1]))
-    assert last.startswith(first)
 
 
 def test_prefix_moves_when_the_cursor_moves_down_a_line() -> None:
@@ -124,31 +119,6 @@ def test_prefix_moves_when_the_cursor_moves_down_a_line() -> None:
     lower = cursor_context(TEXT, offset_of(7, 0), 2, 0)
     assert upper.prefix.startswith(LINES[4])
     assert lower.prefix.startswith(LINES[5])
-
-
-def test_render_prefix_only() -> None:
-    context = CursorContext("PRE", "SUF", "P", "S", ())
-    assert render_prompt(context, PromptSettings(format="prefix-only")) == "PRE"
-
-
-def test_render_fim_default_tokens() -> None:
-    context = CursorContext("def f():\n    ", "\nprint(f())", "    ", "", ("print(f())",))
-    prompt = render_prompt(context, PromptSettings(format="fim"))
-    assert prompt == ("<|fim_prefix|>def f():\n    <|fim_suffix|>\nprint(f())<|fim_middle|>")
-
-
-def test_render_fim_custom_tokens() -> None:
-    settings = PromptSettings(
-        format="fim", fim_prefix="<PRE>", fim_suffix="<SUF>", fim_middle="<MID>"
-    )
-    context = cursor_context("a = 1\nb = \nc = 3", len("a = 1\nb = "), 5, 5)
-    assert render_prompt(context, settings) == "<PRE>a = 1\nb = <SUF>\nc = 3<MID>"
-
-
-def test_render_unknown_format_raises() -> None:
-    settings = PromptSettings.model_construct(format="weird")
-    with pytest.raises(ValueError, match="weird"):
-        render_prompt(CursorContext("", "", "", "", ()), settings)
 
 
 def test_lone_cr_line_breaks_are_lines() -> None:

@@ -48,7 +48,7 @@ maxTokens = 99
 prefix_lines = 20
 
 [prompt]
-format = "fim"
+family = "qwen2.5-coder"
 stop = ["<|endoftext|>"]
 
 [completion.extra_body]
@@ -85,10 +85,9 @@ def vscode_init_options() -> dict[str, Any]:
             "extraBody": {"top_p": 0.95, "repetitionPenalty": 1.05, "nested": {"keepMe": 1}}
           },
           "prompt": {
-            "format": "fim",
-            "fimPrefix": "<|fim_prefix|>",
-            "fimSuffix": "<|fim_suffix|>",
-            "fimMiddle": "<|fim_middle|>",
+            "family": "qwen2.5-coder-repo",
+            "maxTokens": 2048,
+            "snippetDeadlineMs": 5,
             "stop": ["<|endoftext|>", "<|file_sep|>"]
           },
           "telemetry": {"enableLog": false, "logSource": true, "window": 500},
@@ -108,7 +107,7 @@ def test_defaults_without_file_or_env(clean_env: Path) -> None:
     assert settings.engine.api_key is None
     assert settings.completion.debounce_ms == 40
     assert settings.completion.max_tokens == 128
-    assert settings.prompt.format == "prefix-only"
+    assert settings.prompt.family == "smollm2"
     assert DEFAULT_ENGINE_URL.endswith("/v1")
 
 
@@ -121,7 +120,7 @@ def test_file_overrides_defaults(settings_file: Path) -> None:
     assert settings.completion.max_tokens == 99  # camelCase in the file works too
     assert settings.completion.prefix_lines == 20
     assert settings.completion.extra_body == {"top_p": 0.5}
-    assert settings.prompt.format == "fim"
+    assert settings.prompt.family == "qwen2.5-coder"
     assert settings.prompt.stop == ["<|endoftext|>"]
     # untouched fields keep their defaults
     assert settings.completion.suffix_lines == 10
@@ -180,7 +179,9 @@ def test_vscode_payload_maps_every_field(vscode_init_options: dict[str, Any]) ->
     assert settings.completion.max_lines == 12
     assert settings.completion.temperature == 0.2
     assert settings.completion.suffix_lines == 15
-    assert settings.prompt.format == "fim"
+    assert settings.prompt.family == "qwen2.5-coder-repo"
+    assert settings.prompt.max_tokens == 2048
+    assert settings.prompt.snippet_deadline_ms == 5
     assert settings.telemetry.enable_log is False
     assert settings.telemetry.log_source is True
     assert settings.telemetry.window == 500
@@ -256,7 +257,7 @@ def test_non_mapping_layer_raises() -> None:
         ({"completion": {"debounceMs": 5000}}, "debounce_ms", "5000"),
         ({"completion": {"multiline": "always"}}, "multiline", "'always'"),
         ({"engine": {"connectTimeoutS": -1}}, "connect_timeout_s", "-1"),
-        ({"prompt": {"format": "chatml"}}, "format", "'chatml'"),
+        ({"prompt": {"maxTokens": 10}}, "max_tokens", "10"),
         ({"telemetry": {"window": 1}}, "window", "1"),
     ],
 )

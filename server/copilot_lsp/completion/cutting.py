@@ -9,6 +9,7 @@ decision is made as early as possible so that the engine stream can be closed.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 
 from copilot_lsp.completion.mode import Mode, only_closers, opens_block
@@ -27,6 +28,8 @@ class BlockCutter:
     line_before_cursor: str
     next_lines: tuple[str, ...] = ()
     max_lines: int = 16
+    filters: bool = True
+    """Reject lines that repeat the code below the cursor or the line before."""
     done: bool = False
     _received: str = ""
     _cut: int | None = None
@@ -55,6 +58,20 @@ class BlockCutter:
         return _trim(kept)
 
     @property
+    def preview(self) -> str:
+        """The text so far, unfinished last line included, for live display while streaming.
+
+        `text` holds back an unfinished line (it may still turn out to end the block); a
+        preview shows it anyway so that the first characters appear at first-token time.
+        """
+        if self.done:
+            return self.text
+        kept = self._received
+        if self.mode is Mode.SINGLE_LINE:
+            kept = kept.split("\n", 1)[0]
+        return _trim(kept)
+
+    @property
     def first_line_complete(self) -> bool:
         return self.done or "\n" in self._received
 
@@ -63,12 +80,15 @@ class BlockCutter:
         self.done = True
 
     def _decide(self, stream_ended: bool) -> None:
+        lines = (self.line_before_cursor + self._received).split("\n")
+        if self.filters and (stream_ended or len(lines) > 1) and self._repeats_code_below(lines[0]):
+            self._stop(0)  # the cursor line, completed, is the line below: nothing to add
+            return
         if self.mode is Mode.SINGLE_LINE:
             newline = self._received.find("\n")
             if newline != -1:
                 self._stop(newline)
             return
-        lines = (self.line_before_cursor + self._received).split("\n")
         opener = opens_block(self.line_before_cursor)
         block_indent = indentation(self.line_before_cursor)
         # Body lines of an opened block sit deeper than the opener; on an empty line the
@@ -76,11 +96,18 @@ class BlockCutter:
         minimum = block_indent + 1 if opener else len(self.line_before_cursor)
         top_level = not opener and minimum == 0
         seen_content = bool(lines[0].strip())
+        previous = lines[0].strip()
+        # An opener's completion starts with a line break: that empty rest of the cursor
+        # line is not one of the lines the user sees.
+        blank_first = 0 if self._received.split("\n", 1)[0].strip() else 1
         start = len(lines[0]) - len(self.line_before_cursor) + 1
         for index in range(1, len(lines)):
             line = lines[index]
             complete = stream_ended or index < len(lines) - 1
-            if index >= self.max_lines:
+            if index >= self.max_lines + blank_first:
+                self._stop(start - 1)
+                return
+            if self.filters and complete and line.strip() and self._redundant(line, previous):
                 self._stop(start - 1)
                 return
             if not line.strip():
@@ -101,7 +128,34 @@ class BlockCutter:
                 return
             else:
                 seen_content = True
+                previous = line.strip()
             start += len(line) + 1
+
+    def _redundant(self, line: str, previous: str) -> bool:
+        """A line the suggestion should not contain: the code below the cursor already has
+        it, or the model is looping on the line it just wrote."""
+        stripped = line.strip()
+        if self._repeats_code_below(line):
+            return True
+        return stripped == previous and len(stripped) > 3 and not only_closers(stripped)
+
+    def _repeats_code_below(self, line: str) -> bool:
+        """`line` is (nearly) the first non-blank line below the cursor.
+
+        Closing brackets are judged by the block rules instead: `}` below the cursor may
+        close an outer block.
+        """
+        stripped = line.strip()
+        if not stripped or only_closers(stripped):
+            return False
+        below = next((following.strip() for following in self.next_lines if following.strip()), "")
+        if not below:
+            return False
+        if stripped == below:
+            return True
+        return (
+            len(stripped) >= 12 and difflib.SequenceMatcher(None, stripped, below).ratio() >= 0.92
+        )
 
     def _below_cursor_starts_with(self, line: str) -> bool:
         for following in self.next_lines:

@@ -9,18 +9,42 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
+import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
-from copilot_lsp.completion.alignment import WhitespaceAligner, split_trailing_whitespace
+import tree_sitter
+
+from copilot_lsp.completion.admission import Backoff, InflightLimiter
+from copilot_lsp.completion.alignment import WhitespaceAligner
+from copilot_lsp.completion.assembly import (
+    Limits,
+    OtherDocument,
+    PromptRequest,
+    RecentChunk,
+    build_prompt,
+)
+from copilot_lsp.completion.budget import TokenCounter
 from copilot_lsp.completion.cutting import BlockCutter
 from copilot_lsp.completion.mode import Mode, choose_mode, only_closers
-from copilot_lsp.completion.prompt import CursorContext, cursor_context, render_prompt
+from copilot_lsp.completion.postprocess import (
+    apply_line_endings,
+    detect_style,
+    normalize_indentation,
+)
+from copilot_lsp.completion.prompt import CursorContext, cursor_context
+from copilot_lsp.completion.templates import PromptTemplate, load_template
+from copilot_lsp.completion.typethrough import Shown, TypeThroughCache
+from copilot_lsp.context import snippets as context_snippets
+from copilot_lsp.context.languages import grammar
+from copilot_lsp.context.validate import trim_to_valid_syntax
+from copilot_lsp.engine.prepare import model_dir as embedded_model_dir
 from copilot_lsp.engine.types import CompletionEngine, CompletionRequest
 from copilot_lsp.errors import EngineError
+from copilot_lsp.positions import line_starts as compute_line_starts
 from copilot_lsp.settings import Settings
 from copilot_lsp.telemetry.timeline import Timeline
 
@@ -42,6 +66,9 @@ class Suggestion:
 
 EngineStateListener = Callable[[bool, str], None]
 TimelineSink = Callable[[Timeline], None]
+PromptTools = Callable[[Settings], tuple[PromptTemplate, TokenCounter]]
+PartialSink = Callable[[Suggestion], None]
+"""Hears a streaming suggestion's text so far (an insertion at the cursor, not yet final)."""
 
 
 class CompletionService:
@@ -56,7 +83,10 @@ class CompletionService:
         on_engine_state: EngineStateListener = lambda healthy, message: None,
         clock: Callable[[], float] = time.perf_counter,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        prompt_tools: PromptTools | None = None,
     ) -> None:
+        self._prompt_tools = prompt_tools or default_prompt_tools
+        self.typethrough = TypeThroughCache()
         self._engine = engine
         self._settings = settings
         self._on_timeline = on_timeline
@@ -65,6 +95,9 @@ class CompletionService:
         self._sleep = sleep
         self._inflight: dict[str, asyncio.Task[Suggestion | None]] = {}
         self.engine_healthy: bool | None = None
+        self.backoff = Backoff(clock)
+        self.slots = InflightLimiter()
+        """Engine requests open now, over all documents (`completion.max_inflight`)."""
 
     @property
     def inflight(self) -> int:
@@ -79,10 +112,20 @@ class CompletionService:
         *,
         automatic: bool,
         line_starts: list[int] | None = None,
+        on_partial: PartialSink | None = None,
+        path: str | None = None,
+        tree: tree_sitter.Tree | None = None,
+        own_definitions: DefinitionSource | None = None,
+        others: Sequence[OtherDocument] = (),
+        recent: Sequence[RecentChunk] = (),
     ) -> Suggestion | None:
         """A suggestion for the cursor at `offset` in `text`, or None.
 
         `line_starts` are the document's cached line offsets, if the caller has them.
+        `on_partial` hears the suggestion as it grows while tokens arrive (live display).
+        `tree` (the document's parse tree for `text`), `own_definitions` and `others` (open
+        documents' definitions) feed the prompt's snippets; without them the prompt is the
+        plain line window.
 
         Returns None when superseded by a newer request for `uri`; raises CancelledError
         when the caller itself is cancelled (`$/cancelRequest`).
@@ -101,10 +144,28 @@ class CompletionService:
         previous = self._inflight.get(uri)
         if previous is not None and not previous.done():
             previous.cancel()
-        task = asyncio.ensure_future(self._run(timeline, context, offset, settings, automatic))
+        remaining = self.typethrough.lookup(uri, text, offset)
+        if remaining is not None:
+            return self._typed_through(
+                uri, timeline, text, offset, remaining.completion, remaining.end_offset
+            )
+        prompt_request = PromptRequest(
+            text=text,
+            offset=offset,
+            starts=line_starts if line_starts is not None else compute_line_starts(text),
+            language_id=language,
+            path=path or uri.rsplit("/", 1)[-1],
+            tree=tree,
+            own_definitions=own_definitions,
+            others=others,
+            recent=recent,
+        )
+        task = asyncio.ensure_future(
+            self._run(timeline, context, prompt_request, settings, automatic, on_partial)
+        )
         self._inflight[uri] = task
         try:
-            return await asyncio.shield(task)
+            suggestion = await asyncio.shield(task)
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is not None and current.cancelling():
@@ -117,17 +178,39 @@ class CompletionService:
         finally:
             if self._inflight.get(uri) is task:
                 del self._inflight[uri]
+        if suggestion is not None:
+            self.typethrough.remember(
+                uri, Shown(text, suggestion.offset, suggestion.end_offset, suggestion.text)
+            )
+        return suggestion
+
+    def _typed_through(
+        self, uri: str, timeline: Timeline, text: str, offset: int, completion: str, end: int
+    ) -> Suggestion:
+        timeline.mode = "type-through"
+        timeline.chars_shown = len(completion)
+        timeline.finish("shown")
+        self._on_timeline(timeline)
+        self.typethrough.remember(uri, Shown(text, offset, end, completion))
+        return Suggestion(timeline.id, completion, offset, end, timeline)
+
+    def forget(self, uri: str) -> None:
+        """Drop what is kept for a closed document."""
+        self.typethrough.forget(uri)
 
     async def _run(
         self,
         timeline: Timeline,
         context: CursorContext,
-        offset: int,
+        prompt_request: PromptRequest,
         settings: Settings,
         automatic: bool,
+        on_partial: PartialSink | None = None,
     ) -> Suggestion | None:
         try:
-            suggestion = await self._produce(timeline, context, offset, settings, automatic)
+            suggestion = await self._produce(
+                timeline, context, prompt_request, settings, automatic, on_partial
+            )
         except asyncio.CancelledError:
             timeline.finish("cancelled" if timeline.outcome == "cancelled" else "superseded")
             self._on_timeline(timeline)
@@ -136,6 +219,14 @@ class CompletionService:
             timeline.finish("error", str(error))
             self._on_timeline(timeline)
             self._set_engine_state(False, str(error))
+            cap = settings.engine.backoff_max_s
+            if cap > 0:
+                pause = self.backoff.failed(cap, getattr(error, "retry_after_s", None))
+                logger.info(
+                    "engine failure %d in a row: automatic completions pause %.2f s",
+                    self.backoff.failures,
+                    pause,
+                )
             return None
         self._on_timeline(timeline)
         return suggestion
@@ -144,9 +235,10 @@ class CompletionService:
         self,
         timeline: Timeline,
         context: CursorContext,
-        offset: int,
+        prompt_request: PromptRequest,
         settings: Settings,
         automatic: bool,
+        on_partial: PartialSink | None = None,
     ) -> Suggestion | None:
         options = settings.completion
         mode = choose_mode(
@@ -162,49 +254,61 @@ class CompletionService:
         if automatic and options.debounce_ms:
             await self._sleep(options.debounce_ms / 1000.0)
         timeline.mark("debounced")
-        prompt_prefix, held_back = split_trailing_whitespace(context.prefix)
+        pause = self.backoff.wait_s(automatic=automatic) if settings.engine.backoff_max_s else 0
+        if pause > 0:
+            timeline.finish("backoff", f"the engine failed just before; next try in {pause:.2f} s")
+            return None
+        offset = prompt_request.offset
+        template, counter = self._prompt_tools(settings)
+        built = build_prompt(prompt_request, template, counter, _limits(settings))
+        context = built.context
         request = CompletionRequest(
-            prompt=render_prompt(
-                dataclasses.replace(context, prefix=prompt_prefix), settings.prompt
-            ),
+            prompt=built.prompt,
             max_tokens=options.max_tokens
             if mode is Mode.MULTI_LINE
             else options.single_line_max_tokens,
             temperature=options.temperature,
-            stop=tuple(settings.prompt.stop),
+            stop=tuple(dict.fromkeys([*template.stop, *settings.prompt.stop])),
             extra=dict(options.extra_body),
         )
         timeline.mark("prompt_built")
-        aligner = WhitespaceAligner(held_back)
+        aligner = WhitespaceAligner(built.held_back)
         cutter = BlockCutter(
             mode,
             context.line_before_cursor,
             context.next_lines,
             max_lines=options.max_lines,
+            filters=options.filters,
         )
         engine = self._engine()
-        timeline.mark("request_sent")
-        stream = engine.stream(request)
-        try:
-            async for chunk in stream:
-                if chunk.text:
-                    timeline.mark("first_token")
-                if chunk.completion_tokens is not None:
-                    timeline.tokens = chunk.completion_tokens
-                elif chunk.text:
-                    timeline.tokens += 1
-                if cutter.feed(aligner.feed(chunk.text)) or aligner.misaligned:
-                    break
-                if cutter.first_line_complete:
-                    timeline.mark("first_line")
-        finally:
-            # Closing the stream closes the HTTP response: the engine aborts the request.
-            await stream.aclose()
+        async with self.slots.slot(options.max_inflight):
+            timeline.mark("request_sent")
+            stream = engine.stream(request)
+            try:
+                async for chunk in stream:
+                    if chunk.text:
+                        timeline.mark("first_token")
+                    if chunk.completion_tokens is not None:
+                        timeline.tokens = chunk.completion_tokens
+                    elif chunk.text:
+                        timeline.tokens += 1
+                    if cutter.feed(aligner.feed(chunk.text)) or aligner.misaligned:
+                        break
+                    if cutter.first_line_complete:
+                        timeline.mark("first_line")
+                    if on_partial is not None:
+                        on_partial(
+                            Suggestion(timeline.id, cutter.preview, offset, offset, timeline)
+                        )
+            finally:
+                # Closing the stream closes the HTTP response: the engine aborts the request.
+                await stream.aclose()
         cutter.feed(aligner.flush())
         cutter.end_of_stream()
         timeline.mark("first_line")
+        self.backoff.succeeded()
         self._set_engine_state(True, f"engine at {engine.base_url} is answering")
-        completion = cutter.text
+        completion = _fit_to_file(cutter.text, prompt_request, context, mode, options.filters)
         if settings.telemetry.log_source:
             timeline.text = completion
         if not completion.strip():
@@ -241,3 +345,54 @@ def replaced_closers(context: CursorContext, completion: str) -> int:
     if closers and only_closers(rest) and completion.rstrip().endswith(closers):
         return len(rest)
     return 0
+
+
+DefinitionSource = Callable[[], dict[str, list[context_snippets.Definition]]]
+
+
+def default_prompt_tools(settings: Settings) -> tuple[PromptTemplate, TokenCounter]:
+    template = load_template(settings.prompt.family)
+    tokenizer = settings.prompt.tokenizer
+    if tokenizer is None and template.tokenizer == "embedded":
+        candidate = embedded_model_dir() / "tokenizer.json"
+        tokenizer = candidate if candidate.is_file() else None
+    return template, _counter(tokenizer)
+
+
+@functools.cache
+def _counter(tokenizer: Path | None) -> TokenCounter:
+    return TokenCounter(tokenizer)
+
+
+def _limits(settings: Settings) -> Limits:
+    return Limits(
+        max_tokens=settings.prompt.max_tokens,
+        prefix_lines=settings.completion.prefix_lines,
+        suffix_lines=settings.completion.suffix_lines,
+        snippets=settings.prompt.snippets,
+        snippet_deadline_ms=settings.prompt.snippet_deadline_ms,
+        repo=settings.prompt.repo_name,
+    )
+
+
+def _fit_to_file(
+    completion: str, request: PromptRequest, context: CursorContext, mode: Mode, filters: bool
+) -> str:
+    """Trim lines that break the file's syntax, match its indentation (both filters), and
+    always its line endings."""
+    if not completion.strip():
+        return completion
+    text, offset = request.text, request.offset
+    language = grammar(request.language_id) if request.tree is not None else None
+    if filters and language is not None and mode is Mode.MULTI_LINE:
+        # Judge the file as it will read after accepting, closers replaced included.
+        end = offset + replaced_closers(context, completion)
+        completion = trim_to_valid_syntax(language, text[:offset], completion, text[end:])
+    line_start = text.rfind("\n", 0, offset) + 1
+    cursor_line = text[line_start:offset]
+    base_indent = cursor_line[: len(cursor_line) - len(cursor_line.lstrip(" \t"))]
+    window = text[max(0, offset - 20_000) : offset + 5_000]
+    style = detect_style(window)
+    if filters:
+        completion = normalize_indentation(completion, style, base_indent)
+    return apply_line_endings(completion, style)

@@ -1,4 +1,4 @@
-"""Prompt assembly: a window of whole lines around the cursor, in the configured format.
+"""The cursor's surroundings: the line it is on and a window of whole lines around it.
 
 The window is anchored at line boundaries so that consecutive keystrokes share a long,
 unchanged prompt prefix, which vLLM's prefix cache then serves without recomputation.
@@ -10,7 +10,6 @@ import bisect
 from dataclasses import dataclass
 
 from copilot_lsp.positions import line_content, line_starts
-from copilot_lsp.settings import PromptSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,15 +51,3 @@ def cursor_context(
         line_after_cursor=text[offset:end_of_line],
         next_lines=tuple(line_content(text, starts, i) for i in range(line + 1, last + 1)),
     )
-
-
-def render_prompt(context: CursorContext, settings: PromptSettings) -> str:
-    """The text sent to `/v1/completions` for `context`."""
-    if settings.format == "prefix-only":
-        return context.prefix
-    if settings.format == "fim":
-        return (
-            f"{settings.fim_prefix}{context.prefix}"
-            f"{settings.fim_suffix}{context.suffix}{settings.fim_middle}"
-        )
-    raise ValueError(f"unknown prompt format {settings.format!r}")

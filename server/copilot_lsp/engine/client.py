@@ -6,8 +6,12 @@ completion stops costing engine time the moment we stop reading.
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 import json
 import logging
+import re
+import ssl
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
@@ -24,6 +28,8 @@ from copilot_lsp.errors import (
 
 logger = logging.getLogger(__name__)
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 
 class EngineClient:
     """Talks to one OpenAI-compatible base URL (`…/v1`)."""
@@ -37,13 +43,14 @@ class EngineClient:
         http: httpx.AsyncClient | None = None,
         connect_timeout_s: float = 2.0,
         read_timeout_s: float = 30.0,
+        verify: ssl.SSLContext | bool = True,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self._model = model
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         timeout = httpx.Timeout(read_timeout_s, connect=connect_timeout_s)
         self._owns_http = http is None
-        self._http = http or httpx.AsyncClient(timeout=timeout)
+        self._http = http or httpx.AsyncClient(timeout=timeout, verify=verify)
         self._headers = headers
 
     async def aclose(self) -> None:
@@ -75,7 +82,7 @@ class EngineClient:
         """Yield chunks as they arrive; leaving the iteration early closes the HTTP stream."""
         body: dict[str, Any] = {
             "model": await self.model(),
-            "prompt": request.prompt,
+            "prompt": wire_text(request.prompt),
             "max_tokens": request.max_tokens,
             "temperature": request.temperature,
             "stream": True,
@@ -89,7 +96,11 @@ class EngineClient:
             async with self._http.stream("POST", url, json=body, headers=self._headers) as response:
                 if response.status_code != 200:
                     detail = (await response.aread()).decode("utf-8", "replace")[:300]
-                    raise EngineHTTPError(response.status_code, detail)
+                    raise EngineHTTPError(
+                        response.status_code,
+                        detail,
+                        retry_after_s=retry_after(response.headers.get("retry-after")),
+                    )
                 async for chunk in _decode_stream(response):
                     yield chunk
         except httpx.TransportError as error:
@@ -147,6 +158,31 @@ def _parse_event(payload: str) -> StreamChunk | None:
         completion_tokens=tokens,
         finish_reason=choice.get("finish_reason"),
     )
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds from a `Retry-After` header (delta-seconds or an HTTP date), if any."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.UTC)
+    return max(0.0, (when - datetime.datetime.now(datetime.UTC)).total_seconds())
+
+
+def wire_text(text: str) -> str:
+    """`text` as valid Unicode for the engine's JSON: surrogate halves that an editor's
+    UTF-16 buffer holds side by side become one character, lone ones U+FFFD."""
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def _unavailable(base_url: str, error: httpx.HTTPError) -> EngineUnavailable:

@@ -19,7 +19,9 @@ from typing import Any
 import httpx
 
 from copilot_lsp import paths
+from copilot_lsp.engine.drafts import prepare_draft
 from copilot_lsp.engine.metrics import SpecDecodeCounters, parse_metrics, total
+from copilot_lsp.engine.monitor import Scrape, window_between
 from copilot_lsp.engine.profiles import Profile
 from copilot_lsp.engine.state import EngineState, clear_state, pid_alive, read_state, write_state
 from copilot_lsp.errors import LauncherError
@@ -63,8 +65,13 @@ def engine_up(
     *,
     port: int | None = None,
     log: Callable[[str], None] = lambda message: None,
+    allow_draft_mismatch: bool = False,
 ) -> EngineState:
-    """Start the profile's engine and wait until /health answers; reuse a healthy one."""
+    """Start the profile's engine and wait until /health answers; reuse a healthy one.
+
+    A draft trained for another target is refused (see engine/drafts.py) unless
+    `allow_draft_mismatch`.
+    """
     port = port or profile.server.port
     root = f"http://{profile.server.host}:{port}"
     current = read_state()
@@ -79,9 +86,10 @@ def engine_up(
     if health(root, timeout=1.0):
         raise LauncherError(f"port {port} is already serving another engine; use --port N")
     model_path = model_path_for(profile, log)
+    draft_path = prepare_draft(profile, model_path, allow_mismatch=allow_draft_mismatch, log=log)
     log_path = paths.state_dir() / f"engine-{port}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    argv = profile.command(model_path, port)
+    argv = profile.command(model_path, port, draft_path)
     log(f"starting vLLM ({profile.name}) on {root}; log: {log_path}")
     with log_path.open("w", encoding="utf-8") as output:
         process = subprocess.Popen(
@@ -132,8 +140,12 @@ def engine_down(timeout_s: float = 30.0) -> EngineState | None:
     return state
 
 
-def engine_status(timeout: float = 2.0) -> dict[str, Any]:
-    """Health, URL, model and speculative-decoding counters of the recorded engine."""
+def engine_status(timeout: float = 2.0, window_s: float = 0.0) -> dict[str, Any]:
+    """Health, URL, model and speculative-decoding counters of the recorded engine.
+
+    With `window_s` > 0 the metrics are scraped twice that far apart, and `window` holds the
+    acceptance of the drafts made in between (what the client's failover monitor computes).
+    """
     state = read_state()
     if state is None:
         return {"running": False, "healthy": False, "url": None, "model": None}
@@ -154,8 +166,25 @@ def engine_status(timeout: float = 2.0) -> dict[str, Any]:
             samples = []
         report["requests_running"] = int(total(samples, "vllm:num_requests_running"))
         report["generation_tokens"] = int(total(samples, "vllm:generation_tokens_total"))
-        report["spec_decode"] = SpecDecodeCounters.from_samples(samples).summary()
+        counters = SpecDecodeCounters.from_samples(samples)
+        report["spec_decode"] = counters.summary()
+        if window_s > 0:
+            report["window"] = _window(root, counters, window_s, timeout)
     return report
+
+
+def _window(
+    root: str, first: SpecDecodeCounters, window_s: float, timeout: float
+) -> dict[str, object] | None:
+    started = time.monotonic()
+    time.sleep(window_s)
+    try:
+        samples = parse_metrics(httpx.get(f"{root}/metrics", timeout=timeout).text)
+    except httpx.HTTPError:
+        return None
+    older = Scrape(started, first)
+    newer = Scrape(time.monotonic(), SpecDecodeCounters.from_samples(samples))
+    return window_between(older, newer).as_dict()
 
 
 def _root(url: str) -> str:

@@ -44,6 +44,8 @@ class ServerSpec(_Strict):
 class SpeculativeSpec(_Strict):
     method: Literal["eagle", "eagle3", "medusa", "ngram"]
     model: str | None = None
+    """Draft folder or id; `embedded-draft:eagle|medusa` for the heads shipped for the embedded
+    target (resolved by the launcher like `embedded:` is for the target)."""
     num_speculative_tokens: int = Field(ge=1, le=5)
     options: dict[str, Any] = Field(default_factory=dict)
     """Extra keys of vLLM's --speculative-config (e.g. prompt_lookup_max for n-gram)."""
@@ -72,18 +74,21 @@ class Profile(_Strict):
         source = self.model.source
         return source[len(EMBEDDED_PREFIX) :] if source.startswith(EMBEDDED_PREFIX) else None
 
-    def speculative_config(self) -> dict[str, Any] | None:
+    def speculative_config(self, draft_path: str | None = None) -> dict[str, Any] | None:
+        """vLLM's --speculative-config; `draft_path` replaces a symbolic draft `model`."""
         spec = self.speculative
         if spec is None:
             return None
         config: dict[str, Any] = {"method": spec.method}
         if spec.model is not None:
-            config["model"] = spec.model
+            config["model"] = draft_path or spec.model
         config["num_speculative_tokens"] = spec.num_speculative_tokens
         config.update(spec.options)
         return config
 
-    def command(self, model_path: str, port: int | None = None) -> list[str]:
+    def command(
+        self, model_path: str, port: int | None = None, draft_path: str | None = None
+    ) -> list[str]:
         """The vLLM OpenAI server command line for this profile.
 
         `python -m vllm.entrypoints.openai.api_server` rather than `vllm serve`: the CPU
@@ -116,7 +121,7 @@ class Profile(_Strict):
             argv += ["--gpu-memory-utilization", str(server.gpu_memory_utilization)]
         if server.max_num_seqs is not None:
             argv += ["--max-num-seqs", str(server.max_num_seqs)]
-        speculative = self.speculative_config()
+        speculative = self.speculative_config(draft_path)
         if speculative is not None:
             argv += ["--speculative-config", json.dumps(speculative, separators=(",", ":"))]
         return argv + list(server.args)

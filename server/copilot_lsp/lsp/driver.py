@@ -74,6 +74,11 @@ class EditorSession:
         )
         return uri
 
+    def close_document(self, uri: str) -> None:
+        self.client.text_document_did_close(
+            types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri))
+        )
+
     async def complete(
         self, uri: str, line: int, column: int, *, timeout_s: float = 120.0
     ) -> list[types.InlineCompletionItem]:

@@ -5,6 +5,8 @@ Handlers stay short: look up the document, call a plain function, encode the res
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from typing import Any
 
@@ -13,11 +15,17 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from copilot_lsp import __version__
-from copilot_lsp.completion.pipeline import CompletionService, Suggestion
-from copilot_lsp.documents import DocumentStore, Edit
-from copilot_lsp.engine.client import EngineClient
+from copilot_lsp.completion.assembly import OtherDocument, RecentChunk
+from copilot_lsp.completion.pipeline import Suggestion
+from copilot_lsp.completion.streaming import StreamingCompletionService
+from copilot_lsp.context.index import DefinitionIndex
+from copilot_lsp.context.recent import RecentPlaces
+from copilot_lsp.documents import Document, DocumentStore, Edit
 from copilot_lsp.engine.endpoint import resolve_engine_url
+from copilot_lsp.engine.router import Router, router_from_settings
 from copilot_lsp.errors import ConfigError, DocumentError
+from copilot_lsp.lsp import notifications
+from copilot_lsp.lsp.protocol import CopilotProtocol, serve_stdio
 from copilot_lsp.positions import Encoding, Position, position_at
 from copilot_lsp.settings import Settings, apply_layer_leniently, base_settings
 from copilot_lsp.telemetry.recorder import Recorder
@@ -33,20 +41,49 @@ class CopilotServer(LanguageServer):
     """Holds the open documents, the layered settings and the completion service."""
 
     def __init__(self) -> None:
-        super().__init__("copilot-lsp", __version__)
+        super().__init__("copilot-lsp", __version__, protocol_cls=CopilotProtocol)
         self.documents = DocumentStore()
+        self.definitions = DefinitionIndex()
+        self.recent = RecentPlaces()
         self._base = Settings()
         self._layers: dict[str, dict[str, Any]] = {}
         self.settings = Settings()
         self.recorder = Recorder(self.settings.telemetry)
-        self._engine: EngineClient | None = None
+        self._engine: Router | None = None
         self._engine_key: tuple[Any, ...] | None = None
-        self.service = CompletionService(
+        self._closing: set[asyncio.Task[None]] = set()
+        self.service = StreamingCompletionService(
             self.engine,
             lambda: self.settings,
             on_timeline=self.recorder.record,
             on_engine_state=self._engine_state_changed,
         )
+
+    def _start_io_async(self, stdin: Any = None, stdout: Any = None) -> None:
+        # pygls' own loop drops requests with bad params unanswered (lsp/protocol.py).
+        serve_stdio(self, stdin, stdout)
+
+    def lost_edit(self, uri: str, reason: str) -> None:
+        """A didChange for `uri` could not be applied: say so once, stop completing there.
+
+        The document's text may now differ from the editor's; building a completion from it
+        could insert text in the wrong place, so completions for it pause until the editor
+        sends the whole text (a full-document change, or closing and reopening the file).
+        """
+        if uri not in self.documents:
+            logger.warning("ignored didChange for a document that is not open: %s", reason)
+            self._log(types.MessageType.Warning, f"ignored didChange: {reason}")
+            return
+        self.documents.mark_out_of_sync(uri)
+        logger.warning("lost an edit of an open document: %s", reason)
+        self._log(
+            types.MessageType.Error,
+            f"lost track of {uri}: {reason}. Completions for it are paused until the "
+            "editor sends its whole text again (close and reopen the file).",
+        )
+
+    def _log(self, kind: types.MessageType, message: str) -> None:
+        self.window_log_message(types.LogMessageParams(kind, f"copilot-lsp: {message}"))
 
     @property
     def encoding(self) -> Encoding:
@@ -77,22 +114,62 @@ class CopilotServer(LanguageServer):
         self.settings = settings
         self.recorder.configure(settings.telemetry)
 
-    def engine(self) -> EngineClient:
-        """The engine client for the current settings, rebuilt when they change."""
+    def engine(self) -> Router:
+        """The engine router for the current settings, rebuilt when they change.
+
+        One primary (engine.url or the embedded engine) unless engine.endpoints lists a pool;
+        engine.fallback_url takes over when speculative acceptance stays too low.
+        """
         options = self.settings.engine
         url = resolve_engine_url(options.url)
-        key = options.api_key.get_secret_value() if options.api_key else None
-        identity = (url, key, options.model, options.connect_timeout_s, options.read_timeout_s)
+        identity = (url, options.model_copy())
         if self._engine is None or identity != self._engine_key:
-            self._engine = EngineClient(
-                url,
-                api_key=key,
-                model=options.model,
-                connect_timeout_s=options.connect_timeout_s,
-                read_timeout_s=options.read_timeout_s,
-            )
+            previous = self._engine
+            self._engine = router_from_settings(options, url)
             self._engine_key = identity
+            if previous is not None:
+                with contextlib.suppress(RuntimeError):  # no running loop: nothing to close
+                    task = asyncio.get_running_loop().create_task(previous.aclose())
+                    self._closing.add(task)  # keep a reference until it is done
+                    task.add_done_callback(self._closing.discard)
         return self._engine
+
+    def prompt_context(self, document: Document) -> dict[str, Any]:
+        """What the prompt assembly may use beyond the document's text: its tree, the
+        definitions in it and in the other open documents (parsed lazily, once per version)."""
+        others = [
+            OtherDocument(self.display_path(other.uri), self.definitions.lazy(other))
+            for other in self.documents.all()
+            if other.uri != document.uri and other.syntax is not None
+        ]
+        recent = []
+        for place in self.recent.places()[:6]:
+            if place.uri not in self.documents:
+                continue
+            source = self.documents.get(place.uri)
+            first = max(0, place.line - self.recent.radius)
+            last = min(source.line_count - 1, place.line + self.recent.radius)
+            text = "\n".join(source.line(i) for i in range(first, last + 1)).strip("\n")
+            if text.strip():
+                recent.append(
+                    RecentChunk(
+                        self.display_path(place.uri), text, place.uri == document.uri, first
+                    )
+                )
+        return {
+            "recent": recent,
+            "path": self.display_path(document.uri),
+            "tree": document.syntax.tree(document.text) if document.syntax else None,
+            "own_definitions": self.definitions.lazy(document) if document.syntax else None,
+            "others": others,
+        }
+
+    def display_path(self, uri: str) -> str:
+        """The document's path relative to the workspace root, as the model should see it."""
+        root = self.workspace.root_uri if self.protocol.workspace is not None else None
+        if root and uri.startswith(root.rstrip("/") + "/"):
+            return uri[len(root.rstrip("/")) + 1 :]
+        return uri.rsplit("/", 1)[-1]
 
     def _engine_state_changed(self, healthy: bool, message: str) -> None:
         if healthy:
@@ -117,11 +194,21 @@ class CopilotServer(LanguageServer):
                 "url": engine.base_url if engine else resolve_engine_url(self.settings.engine.url),
                 "healthy": self.service.engine_healthy,
                 "inflight": self.service.inflight,
+                # Engine requests open now and at most so far (completion.max_inflight), and
+                # failures in a row behind the current backoff (completion/admission.py).
+                "requests_open": self.service.slots.active,
+                "requests_open_peak": self.service.slots.peak,
+                "failures_in_a_row": self.service.backoff.failures,
+                # Pool, per-endpoint windowed speculative acceptance and failover state.
+                "routing": engine.snapshot() if engine else None,
             },
         }
 
 
 server = CopilotServer()
+notifications.register(server)  # streaming + accept tracking (docs/protocol.md)
+if isinstance(server.protocol, CopilotProtocol):
+    server.protocol.on_bad_change = server.lost_edit
 
 
 @server.feature(types.INITIALIZE)
@@ -183,12 +270,19 @@ def did_change(ls: CopilotServer, params: types.DidChangeTextDocumentParams) -> 
             params.text_document.uri, params.text_document.version, edits, ls.encoding
         )
     except DocumentError as error:
-        logger.warning("ignored didChange: %s", error)
+        ls.lost_edit(params.text_document.uri, str(error))
+        return
+    for edit in edits:
+        if edit.start is not None:
+            ls.recent.touch(params.text_document.uri, edit.start.line)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: CopilotServer, params: types.DidCloseTextDocumentParams) -> None:
     ls.documents.close(params.text_document.uri)
+    ls.definitions.forget(params.text_document.uri)
+    ls.recent.forget(params.text_document.uri)
+    ls.service.forget(params.text_document.uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
@@ -199,6 +293,8 @@ async def inline_completion(
         document = ls.documents.get(params.text_document.uri)
     except DocumentError as error:
         raise JsonRpcInvalidParams(str(error)) from None
+    if not document.in_sync:
+        return types.InlineCompletionList(items=[])  # see CopilotServer.lost_edit
     text = document.text
     encoding = ls.encoding
     cursor = Position(params.position.line, params.position.character)
@@ -211,6 +307,7 @@ async def inline_completion(
         offset,
         automatic=automatic,
         line_starts=document.starts,
+        **ls.prompt_context(document),
     )
     if suggestion is None:
         return types.InlineCompletionList(items=[])

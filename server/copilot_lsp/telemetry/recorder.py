@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from typing import Any
 
 from copilot_lsp.settings import TelemetrySettings
@@ -11,6 +12,12 @@ from copilot_lsp.telemetry.stats import RollingStats
 from copilot_lsp.telemetry.timeline import Feedback, Timeline
 
 logger = logging.getLogger(__name__)
+
+# Feedback for ids whose timeline is not recorded yet: an early answer is shown (and may be
+# accepted) while its stream still runs. Bounded, since a bogus id never gets a timeline.
+_PENDING_LIMIT = 64
+
+_Event = tuple[str, int | None]  # ("displayed" | a Feedback, chars accepted)
 
 
 class Recorder:
@@ -21,6 +28,7 @@ class Recorder:
         self.log: CompletionLog | None = None
         self.configure(settings)
         self._by_id: dict[str, dict[str, Any]] = {}
+        self._pending: OrderedDict[str, list[_Event]] = OrderedDict()
 
     def configure(self, settings: TelemetrySettings) -> None:
         path = settings.log_path or default_log_path()
@@ -45,22 +53,55 @@ class Recorder:
                 del self._by_id[stale]
         if self.log is not None:
             self.log.append(record)
+        for kind, chars in self._pending.pop(timeline.id, []):
+            if kind == "displayed":
+                self.displayed(timeline.id)
+            else:
+                self.feedback(timeline.id, kind, chars)  # type: ignore[arg-type]
 
-    def feedback(self, completion_id: str, kind: Feedback, chars_accepted: int | None) -> bool:
-        """Note what the user did with a shown completion; False for an unknown id."""
+    def displayed(self, completion_id: str) -> bool:
+        """The editor showed the completion (`copilot/didShowCompletion`); False if unknown."""
         record = self._by_id.get(completion_id)
         if record is None:
+            self._defer(completion_id, ("displayed", None))
             return False
-        record["feedback"] = kind
-        record["chars_accepted"] = (
-            chars_accepted if chars_accepted is not None else record.get("chars_shown", 0)
-        )
+        if record.get("displayed"):
+            return True  # shown again after a redraw: one completion, one display
+        record["displayed"] = True
         if self.log is not None:
-            self.log.append(
-                {
-                    "id": completion_id,
-                    "feedback": kind,
-                    "chars_accepted": record["chars_accepted"],
-                }
-            )
+            self.log.append({"id": completion_id, "displayed": True})
         return True
+
+    def feedback(self, completion_id: str, kind: Feedback, chars_accepted: int | None) -> bool:
+        """Note what the user did with a shown completion; False for an unknown id.
+
+        Partial accepts report the total accepted so far (Copilot's `acceptedLength`), so
+        the largest one counts. An id whose timeline is still running keeps its feedback
+        until the timeline arrives.
+        """
+        record = self._by_id.get(completion_id)
+        if record is None:
+            self._defer(completion_id, (kind, chars_accepted))
+            return False
+        earlier = record.get("feedback")
+        if kind != "accepted" and earlier == "accepted":
+            return True  # the whole suggestion was taken already
+        if kind == "dismissed" and earlier == "partially_accepted":
+            return True  # the rest was dismissed: it stays a partial accept
+        if chars_accepted is not None:
+            chars = chars_accepted
+        else:
+            chars = record.get("chars_shown", 0) if kind != "dismissed" else 0
+        if kind == "partially_accepted":
+            chars = max(chars, record.get("chars_accepted", 0))
+        record["feedback"] = kind
+        record["chars_accepted"] = chars
+        if self.log is not None:
+            self.log.append({"id": completion_id, "feedback": kind, "chars_accepted": chars})
+        return True
+
+    def _defer(self, completion_id: str, event: _Event) -> None:
+        self._pending.setdefault(completion_id, []).append(event)
+        self._pending.move_to_end(completion_id)
+        while len(self._pending) > _PENDING_LIMIT:
+            self._pending.popitem(last=False)

@@ -50,7 +50,41 @@ def outcome_counts(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
         counts[str(record.get("outcome"))] += 1
         if record.get("feedback"):
             counts[str(record["feedback"])] += 1
+        if record.get("displayed"):
+            counts["displayed"] += 1
     return dict(counts)
+
+
+def acceptance(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """How much of what was offered the user took.
+
+    The base is the completions the editor reported as displayed when it reports that
+    (our extensions do), else those the server answered with text; `rate` counts partial
+    accepts as accepts, `chars_rate` weighs them by the characters kept.
+    """
+    shown = displayed = taken = 0
+    chars_offered = {"shown": 0, "displayed": 0}
+    chars_taken = 0
+    for record in records:
+        if record.get("outcome") != "shown":
+            continue
+        shown += 1
+        chars = int(record.get("chars_shown", 0))
+        chars_offered["shown"] += chars
+        if record.get("displayed"):
+            displayed += 1
+            chars_offered["displayed"] += chars
+        if record.get("feedback") in ("accepted", "partially_accepted"):
+            taken += 1
+            chars_taken += int(record.get("chars_accepted", 0))
+    base = displayed or shown
+    chars_base = chars_offered["displayed" if displayed else "shown"]
+    return {
+        "offered": float(base),
+        "accepted": float(taken),
+        "rate": round(taken / base, 4) if base else 0.0,
+        "chars_rate": round(min(chars_taken / chars_base, 1.0), 4) if chars_base else 0.0,
+    }
 
 
 def format_table(table: Mapping[str, Mapping[str, float]]) -> str:
@@ -84,5 +118,6 @@ class RollingStats:
         return {
             "stages": stage_table(self._records),
             "outcomes": outcome_counts(self._records),
+            "acceptance": acceptance(self._records),
             "recent": list(self._records)[-recent:],
         }

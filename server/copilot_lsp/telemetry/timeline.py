@@ -19,7 +19,10 @@ STAGES = (
     "finished",
 )
 
-Outcome = Literal["shown", "empty", "skipped", "superseded", "cancelled", "error", "pending"]
+Outcome = Literal[
+    "shown", "empty", "skipped", "superseded", "cancelled", "error", "backoff", "pending"
+]
+"""`backoff`: not sent, the engine failed just before (completion/admission.py)."""
 Feedback = Literal["accepted", "partially_accepted", "dismissed"]
 
 

@@ -1,0 +1,284 @@
+import * as vscode from "vscode";
+import { LanguageClient } from "vscode-languageclient/node";
+import { enabledFor, Settings } from "../logic/settings";
+import { Anchor, Partial, StreamState } from "../logic/stream";
+import { chars, nextLine, nextWord, remainder } from "../logic/text";
+import { channel } from "./logging";
+
+interface LspItem {
+  insertText: string | { value: string };
+  range?: { start: { line: number; character: number }; end: { line: number; character: number } };
+  command?: { command: string; arguments?: unknown[] };
+}
+
+interface Request {
+  anchor: Anchor;
+  source: vscode.CancellationTokenSource;
+  settled: boolean;
+  items: LspItem[];
+  promise: Promise<void>;
+}
+
+/** What the user sees now: the text as inserted at `anchor`, and its completion id. */
+interface Shown {
+  anchor: Anchor;
+  id: string | undefined;
+  text: string;
+  accepted: number;
+}
+
+const RETRIGGER_MS = 40;
+
+function sameAnchor(a: Anchor, b: Anchor): boolean {
+  return a.uri === b.uri && a.version === b.version && a.line === b.line && a.character === b.character;
+}
+
+function itemId(item: LspItem): string | undefined {
+  const id = item.command?.arguments?.[0];
+  return typeof id === "string" ? id : undefined;
+}
+
+/**
+ * Inline completions from copilot-lsp. While a completion streams, each
+ * `copilot/partialCompletion` re-triggers VS Code's inline suggestion, and this provider
+ * answers the re-trigger with the text streamed so far (no new request): the ghost text
+ * grows in place. The final answer replaces it with the same text plus the accept command.
+ */
+export class Provider implements vscode.InlineCompletionItemProvider, vscode.Disposable {
+  readonly stream = new StreamState();
+  private request: Request | undefined;
+  private shown: Shown | undefined;
+  private reported = new Set<string>();
+  private retrigger: NodeJS.Timeout | undefined;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly client: () => LanguageClient | undefined,
+    private readonly settings: () => Settings,
+  ) {
+    this.stream.onChange(() => this.scheduleRetrigger());
+  }
+
+  onPartial(partial: Partial): void {
+    this.stream.accept(partial);
+  }
+
+  async provideInlineCompletionItems(
+    document: vscode.TextDocument,
+    position: vscode.Position,
+    _context: vscode.InlineCompletionContext,
+    token: vscode.CancellationToken,
+  ): Promise<vscode.InlineCompletionItem[] | undefined> {
+    const client = this.client();
+    if (!client || !client.isRunning() || !enabledFor(this.settings().enable, document.languageId)) {
+      return undefined;
+    }
+    const anchor: Anchor = {
+      uri: document.uri.toString(),
+      version: document.version,
+      line: position.line,
+      character: position.character,
+    };
+    const typedThrough = this.typedThrough(document, position);
+    if (typedThrough !== undefined) {
+      return typedThrough;
+    }
+    if (!this.request || !sameAnchor(this.request.anchor, anchor)) {
+      this.startRequest(client, anchor);
+    }
+    const request = this.request!;
+    if (!request.settled && this.stream.textAt(anchor) === undefined) {
+      // Wait for the answer, the first streamed text, or VS Code giving up on this call.
+      await new Promise<void>((resolve) => {
+        const stop = this.stream.onChange(() => done());
+        const cancel = token.onCancellationRequested(() => done());
+        function done() {
+          stop();
+          cancel.dispose();
+          resolve();
+        }
+        void request.promise.then(done, done);
+      });
+    }
+    if (token.isCancellationRequested) {
+      return undefined;
+    }
+    if (request.settled) {
+      return this.present(anchor, position, request.items);
+    }
+    const text = this.stream.textAt(anchor);
+    if (!text) {
+      return undefined;
+    }
+    // Tab on a preview takes what is shown: a partial accept of the completion.
+    const id = this.stream.completionId;
+    const item = new vscode.InlineCompletionItem(text, new vscode.Range(position, position), {
+      title: "Accept",
+      command: "copilotLsp.accepted",
+      arguments: [id, chars(text)],
+    });
+    this.markShown(anchor, id, text);
+    return [item];
+  }
+
+  private startRequest(client: LanguageClient, anchor: Anchor): void {
+    this.request?.source.cancel(); // the server cancels superseded work too; this frees it at once
+    this.stream.start(anchor);
+    const source = new vscode.CancellationTokenSource();
+    const request: Request = { anchor, source, settled: false, items: [], promise: Promise.resolve() };
+    const params = {
+      textDocument: { uri: anchor.uri },
+      position: { line: anchor.line, character: anchor.character },
+      context: { triggerKind: 2 },
+    };
+    request.promise = client
+      .sendRequest<{ items: LspItem[] } | LspItem[] | null>("textDocument/inlineCompletion", params, source.token)
+      .then(
+        (result) => {
+          request.items = Array.isArray(result) ? result : result?.items ?? [];
+        },
+        (error: unknown) => {
+          if (!source.token.isCancellationRequested) {
+            channel.warn(`inline completion failed: ${String(error)}`);
+          }
+        },
+      )
+      .finally(() => {
+        request.settled = true;
+        if (this.request === request && this.stream.text !== "") {
+          this.scheduleRetrigger(); // swap the preview for the final item
+        }
+      });
+    this.request = request;
+  }
+
+  private present(anchor: Anchor, position: vscode.Position, items: LspItem[]): vscode.InlineCompletionItem[] {
+    const result: vscode.InlineCompletionItem[] = [];
+    for (const item of items) {
+      const text = typeof item.insertText === "string" ? item.insertText : item.insertText.value;
+      const range = item.range
+        ? new vscode.Range(item.range.start.line, item.range.start.character, item.range.end.line, item.range.end.character)
+        : new vscode.Range(position, position);
+      const id = itemId(item);
+      result.push(
+        new vscode.InlineCompletionItem(text, range, {
+          title: "Accept",
+          command: "copilotLsp.accepted",
+          arguments: [id],
+        }),
+      );
+      if (result.length === 1) {
+        this.markShown(anchor, id, text);
+      }
+    }
+    void vscode.commands.executeCommand("setContext", "copilotLsp.suggestionVisible", result.length > 0);
+    return result;
+  }
+
+  private markShown(anchor: Anchor, id: string | undefined, text: string): void {
+    const accepted = this.shown && this.shown.id === id ? this.shown.accepted : 0;
+    this.shown = { anchor, id, text, accepted };
+    void vscode.commands.executeCommand("setContext", "copilotLsp.suggestionVisible", true);
+    if (id && !this.reported.has(id)) {
+      this.reported.add(id);
+      void this.client()?.sendNotification("copilot/didShowCompletion", { completionId: id });
+    }
+  }
+
+  /** The rest of the shown suggestion when the user typed (or partially accepted) into it. */
+  private typedThrough(document: vscode.TextDocument, position: vscode.Position): vscode.InlineCompletionItem[] | undefined {
+    const shown = this.shown;
+    if (!shown || shown.anchor.uri !== document.uri.toString() || shown.anchor.version === document.version) {
+      return undefined;
+    }
+    const start = new vscode.Position(shown.anchor.line, shown.anchor.character);
+    if (position.isBefore(start)) {
+      return undefined;
+    }
+    const rest = remainder(shown.text, document.getText(new vscode.Range(start, position)));
+    if (!rest) {
+      return undefined;
+    }
+    return [
+      new vscode.InlineCompletionItem(rest, new vscode.Range(position, position), {
+        title: "Accept",
+        command: "copilotLsp.accepted",
+        arguments: [shown.id],
+      }),
+    ];
+  }
+
+  private scheduleRetrigger(): void {
+    if (this.retrigger) {
+      return;
+    }
+    this.retrigger = setTimeout(() => {
+      this.retrigger = undefined;
+      const editor = vscode.window.activeTextEditor;
+      const anchor = this.request?.anchor;
+      if (editor && anchor && editor.document.uri.toString() === anchor.uri && editor.document.version === anchor.version) {
+        void vscode.commands.executeCommand("editor.action.inlineSuggest.trigger");
+      }
+    }, RETRIGGER_MS);
+  }
+
+  /** The item's command ran: VS Code inserted it (or a preview of it). */
+  async accepted(id: string | undefined, acceptedChars?: number): Promise<void> {
+    const client = this.client();
+    if (!id || !client) {
+      return;
+    }
+    const args = acceptedChars === undefined ? [id] : [id, acceptedChars];
+    await client.sendRequest("workspace/executeCommand", { command: "copilot.acceptCompletion", arguments: args });
+    this.shown = undefined;
+    void vscode.commands.executeCommand("setContext", "copilotLsp.suggestionVisible", false);
+  }
+
+  /** Accept the next word or line of the suggestion on screen. */
+  async acceptPart(part: "word" | "line"): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    const shown = this.shown;
+    if (!editor || !shown) {
+      return;
+    }
+    const position = editor.selection.active;
+    const start = new vscode.Position(shown.anchor.line, shown.anchor.character);
+    const rest = position.isBefore(start)
+      ? undefined
+      : remainder(shown.text, editor.document.getText(new vscode.Range(start, position)));
+    if (!rest) {
+      return;
+    }
+    const take = part === "word" ? nextWord(rest) : nextLine(rest);
+    await editor.edit((edit) => edit.insert(position, take));
+    if (take === rest) {
+      await this.accepted(shown.id);
+      return;
+    }
+    shown.accepted += chars(take);
+    void this.client()?.sendNotification("copilot/didPartiallyAccept", {
+      completionId: shown.id,
+      acceptedLength: shown.accepted,
+    });
+    await vscode.commands.executeCommand("editor.action.inlineSuggest.trigger");
+  }
+
+  /** Hide the suggestion and report it dismissed. */
+  async dismiss(): Promise<void> {
+    await vscode.commands.executeCommand("editor.action.inlineSuggest.hide");
+    const shown = this.shown;
+    this.shown = undefined;
+    void vscode.commands.executeCommand("setContext", "copilotLsp.suggestionVisible", false);
+    if (shown?.id) {
+      void this.client()?.sendNotification("copilot/didDismissCompletion", { completionId: shown.id });
+    }
+  }
+
+  dispose(): void {
+    this.request?.source.cancel();
+    if (this.retrigger) {
+      clearTimeout(this.retrigger);
+    }
+    this.disposables.forEach((item) => item.dispose());
+  }
+}

@@ -1,0 +1,118 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { DEFAULTS, enabledFor, initializationOptions } from "../logic/settings";
+import { statusView } from "../logic/status";
+import { Partial, StreamState } from "../logic/stream";
+import { chars, nextLine, nextWord, remainder } from "../logic/text";
+
+describe("partial accepts", () => {
+  it("takes blanks then a word, or a run of symbols", () => {
+    assert.equal(nextWord("result = 0"), "result");
+    assert.equal(nextWord(" = 0"), " =");
+    assert.equal(nextWord("  émoji_1(x)"), "  émoji_1");
+    assert.equal(nextWord("\n    return x"), "\n    return");
+  });
+
+  it("takes the rest of the line, or the next line when at its end", () => {
+    assert.equal(nextLine("a = 1\nb = 2"), "a = 1");
+    assert.equal(nextLine("\n    b = 2\nc"), "\n    b = 2");
+    assert.equal(nextLine("last"), "last");
+  });
+
+  it("counts code points like the server", () => {
+    assert.equal(chars("a😀b"), 3);
+  });
+
+  it("keeps the rest of a suggestion only while typing matches it", () => {
+    assert.equal(remainder("result = 0", "res"), "ult = 0");
+    assert.equal(remainder("result = 0", "rex"), undefined);
+    assert.equal(remainder("x", "x"), "");
+  });
+});
+
+describe("settings", () => {
+  it("turns settings into the server's initializationOptions", () => {
+    assert.deepEqual(initializationOptions(DEFAULTS), {
+      completion: { debounceMs: 40 },
+      editor: { streaming: true },
+    });
+    const remote = initializationOptions({ ...DEFAULTS, engineUrl: "http://gpu:8000/v1", streaming: false });
+    assert.deepEqual(remote.engine, { url: "http://gpu:8000/v1" });
+    assert.deepEqual(remote.editor, { streaming: false });
+  });
+
+  it("enables per language with a default", () => {
+    const enable = { "*": true, markdown: false };
+    assert.equal(enabledFor(enable, "python"), true);
+    assert.equal(enabledFor(enable, "markdown"), false);
+    assert.equal(enabledFor({ "*": false, python: true }, "go"), false);
+    assert.equal(enabledFor({}, "go"), true);
+  });
+});
+
+describe("status bar", () => {
+  it("shows first-line p50 and the acceptance rate", () => {
+    const view = statusView({
+      stages: { first_token: { p50: 98.4 }, first_line: { p50: 351.6 }, finished: { p50: 1200 } },
+      acceptance: { offered: 10, accepted: 3, rate: 0.3 },
+      engine: { url: "http://127.0.0.1:8000/v1", healthy: true },
+    });
+    assert.equal(view.text, "$(sparkle) 352 ms · 30%");
+    assert.match(view.tooltip, /first token p50: 98 ms/);
+    assert.match(view.tooltip, /accepted: 3 of 10 shown/);
+    assert.equal(view.healthy, true);
+  });
+
+  it("warns when the engine does not answer or the server is down", () => {
+    assert.equal(statusView({ engine: { healthy: false } }).text, "$(warning) – · –");
+    const down = statusView(undefined, "spawn copilot-lsp ENOENT");
+    assert.equal(down.healthy, false);
+    assert.equal(down.tooltip, "spawn copilot-lsp ENOENT");
+  });
+});
+
+describe("streamed text", () => {
+  const anchor = { uri: "file:///a.py", version: 3, line: 1, character: 4 };
+  const partial = (text: string, extra: Partial_ = {}): Partial => ({
+    uri: anchor.uri,
+    completionId: "c1",
+    version: 3,
+    text,
+    done: false,
+    range: { start: { line: 1, character: 4 }, end: { line: 1, character: 4 } },
+    ...extra,
+  });
+  type Partial_ = { [K in keyof Partial]?: Partial[K] };
+
+  it("follows the completion requested at the anchor", () => {
+    const state = new StreamState();
+    let changes = 0;
+    state.onChange(() => changes++);
+    state.start(anchor);
+    assert.equal(state.accept(partial("res")), true);
+    assert.equal(state.accept(partial("res")), false);
+    assert.equal(state.accept(partial("result = 0")), true);
+    assert.equal(state.textAt(anchor), "result = 0");
+    assert.equal(changes, 2);
+  });
+
+  it("ignores updates for another version, place or document", () => {
+    const state = new StreamState();
+    state.start(anchor);
+    assert.equal(state.accept(partial("x", { version: 2 })), false);
+    assert.equal(state.accept(partial("x", { uri: "file:///b.py" })), false);
+    const elsewhere = { start: { line: 2, character: 0 }, end: { line: 2, character: 0 } };
+    assert.equal(state.accept(partial("x", { range: elsewhere })), false);
+    assert.equal(state.textAt(anchor), undefined);
+    assert.equal(state.textAt({ ...anchor, version: 4 }), undefined);
+  });
+
+  it("an empty final update clears the preview", () => {
+    const state = new StreamState();
+    state.start(anchor);
+    state.accept(partial("res"));
+    state.accept(partial("", { done: true }));
+    assert.equal(state.textAt(anchor), undefined);
+    assert.equal(state.done, true);
+  });
+});

@@ -1,0 +1,521 @@
+"""Load: replay realistic typing against the real server over stdio, measure what it costs.
+
+The editor side is scripted like VS Code: every keystroke is a `didChange` (one character
+inserted at the cursor) followed by an automatic `textDocument/inlineCompletion` at the new
+cursor, and the previous completion request of that document is cancelled
+(`$/cancelRequest`). Keystrokes arrive at `rate` per second on average, in bursts (fast runs
+on one document) and calmer stretches, spread over `documents` open files; a seeded random
+generator makes runs repeatable. Meanwhile a second stream of cheap requests
+(`copilot/stats`) measures how quickly the server answers while completions run.
+
+The engine is `ScriptedEngine` (in-process, loopback only, OpenAI-compatible SSE that streams
+a fixed answer with a per-token delay), or a real engine URL. Figures: engine requests per
+keystroke, peak engine requests in flight (seen by the scripted engine, and by the server),
+p50/p99 latency of the cheap requests, the server's RSS growth, completion outcomes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+
+from copilot_lsp.lsp.driver import plain
+from copilot_lsp.lsp.server import STATS_REQUEST
+
+WARMUP_SAMPLES = 5
+"""RSS samples (1 s apart) taken before the baseline for growth after warm-up."""
+LINES = [
+    "def total_price(items, tax_rate):",
+    "    subtotal = sum(item.price * item.quantity for item in items)",
+    "    return round(subtotal * (1 + tax_rate), 2)",
+    "class Inventory:",
+    "    def __init__(self):",
+    "        self.items = {}",
+    "    def add(self, name, count=1):",
+    "        self.items[name] = self.items.get(name, 0) + count",
+    "for index, value in enumerate(values):",
+    "    print(index, value)",
+]
+
+
+@dataclass
+class ScriptedEngine:
+    """A minimal OpenAI-compatible engine on 127.0.0.1: `/v1/models` and streamed
+    `/v1/completions` (`tokens` chunks, `token_delay_s` apart); counts open streams."""
+
+    tokens: int = 12
+    token_delay_s: float = 0.02
+    first_delay_s: float = 0.03
+    requests: int = 0
+    open_now: int = 0
+    peak_open: int = 0
+    aborted: int = 0
+    _server: asyncio.Server | None = None
+    port: int = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    async def start(self) -> ScriptedEngine:
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._server.wait_closed(), 2)
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while await self._one(reader, writer):
+                pass
+        except (ConnectionError, asyncio.IncompleteReadError, ValueError):
+            pass
+        finally:
+            with contextlib.suppress(Exception):
+                writer.close()
+
+    async def _one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        request_line = await reader.readline()
+        if not request_line:
+            return False
+        path = request_line.decode("latin-1").split(" ")[1]
+        length = 0
+        while (line := await reader.readline()) not in (b"\r\n", b"\n", b""):
+            key, _, value = line.decode("latin-1").partition(":")
+            if key.strip().lower() == "content-length":
+                length = int(value)
+        if length:
+            await reader.readexactly(length)
+        if path.endswith("/models"):
+            body = json.dumps({"data": [{"id": "scripted"}]}).encode()
+            writer.write(_head(200, "application/json", len(body)) + body)
+            await writer.drain()
+            return True
+        if not path.endswith("/completions"):
+            writer.write(_head(404, "text/plain", 0))
+            await writer.drain()
+            return True
+        self.requests += 1
+        self.open_now += 1
+        self.peak_open = max(self.peak_open, self.open_now)
+        try:
+            await self._stream(reader, writer)
+        finally:
+            self.open_now -= 1
+        return False
+
+    async def _stream(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await asyncio.sleep(self.first_delay_s)
+        writer.write(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
+        )
+        for index in range(self.tokens + 1):
+            if reader.at_eof():
+                self.aborted += 1
+                return
+            last = index == self.tokens
+            event = {
+                "choices": [
+                    {"index": 0, "text": "" if last else f"x{index}", "finish_reason": None}
+                ],
+                "usage": {"completion_tokens": index + 1},
+            }
+            if last:
+                event["choices"][0]["finish_reason"] = "length"  # type: ignore[index]
+            writer.write(f"data: {json.dumps(event)}\n\n".encode())
+            await writer.drain()
+            if not last:
+                await asyncio.sleep(self.token_delay_s)
+        writer.write(b"data: [DONE]\n\n")
+        await writer.drain()
+
+
+def _head(status: int, content_type: str, length: int) -> bytes:
+    return (
+        f"HTTP/1.1 {status} X\r\ncontent-type: {content_type}\r\ncontent-length: {length}\r\n\r\n"
+    ).encode()
+
+
+@dataclass
+class Keystroke:
+    at_s: float
+    document: int
+
+
+def typing_schedule(
+    duration_s: float, rate: float, documents: int, seed: int = 7
+) -> list[Keystroke]:
+    """Keystroke times and documents: bursts at 3x `rate` (0.5 s), calm at ~`rate`/3 (1.5 s),
+    averaging `rate`; each burst moves to another document, and one keystroke in five goes
+    to a random other open document (switching files, multi-file edits)."""
+    rng = random.Random(seed)
+    keys: list[Keystroke] = []
+    now, active = 0.0, 0
+    burst = True
+    phase_end = 0.5
+    while now < duration_s:
+        phase_rate = rate * 3.0 if burst else rate / 3.0
+        now += rng.expovariate(phase_rate)
+        if now >= phase_end:
+            burst = not burst
+            now = phase_end
+            phase_end += 0.5 if burst else 1.5
+            if burst:
+                active = rng.randrange(documents)
+            continue
+        document = active if rng.random() < 0.8 else rng.randrange(documents)
+        keys.append(Keystroke(now, document))
+    return [k for k in keys if k.at_s < duration_s]
+
+
+@dataclass
+class _Doc:
+    uri: str
+    text: str
+    line: int = 0
+    column: int = 0
+    source_line: int = 0
+    source_column: int = 0
+    version: int = 1
+    pending: str | None = None
+
+
+@dataclass
+class LoadReport:
+    keystrokes: int = 0
+    duration_s: float = 0.0
+    documents: int = 0
+    completions_answered: int = 0
+    completions_with_items: int = 0
+    completion_errors: int = 0
+    cheap_latency_ms: list[float] = field(default_factory=list)
+    rss_kib: list[int] = field(default_factory=list)
+    server_stats: dict[str, Any] = field(default_factory=dict)
+
+
+def _rss_kib(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+class _Editor:
+    """The scripted editor: documents, keystrokes, cancellation of stale requests."""
+
+    def __init__(self, client: LanguageClient, root: Path, documents: int) -> None:
+        self.client = client
+        self.docs = [_Doc((root / f"module_{i}.py").as_uri(), "") for i in range(documents)]
+        self.report = LoadReport(documents=documents)
+        self._ids = 0
+        self._waiting: set[asyncio.Future[Any]] = set()
+
+    def open_all(self) -> None:
+        for doc in self.docs:
+            self.client.text_document_did_open(
+                types.DidOpenTextDocumentParams(
+                    types.TextDocumentItem(doc.uri, "python", doc.version, doc.text)
+                )
+            )
+
+    def keystroke(self, doc: _Doc) -> None:
+        source = LINES[doc.source_line % len(LINES)]
+        if doc.source_column < len(source):
+            typed = source[doc.source_column]
+            doc.source_column += 1
+        else:
+            typed = "\n"
+            doc.source_line += 1
+            doc.source_column = 0
+        position = types.Position(doc.line, doc.column)
+        doc.version += 1
+        doc.text += typed
+        if typed == "\n":
+            doc.line, doc.column = doc.line + 1, 0
+        else:
+            doc.column += 1
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(version=doc.version, uri=doc.uri),
+                [
+                    types.TextDocumentContentChangePartial(
+                        range=types.Range(position, position), text=typed
+                    )
+                ],
+            )
+        )
+        if doc.pending is not None:  # the editor drops the stale request, as VS Code does
+            self.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=doc.pending))
+        self._ids += 1
+        msg_id = f"load-{self._ids}"
+        doc.pending = msg_id
+        params = types.InlineCompletionParams(
+            context=types.InlineCompletionContext(
+                trigger_kind=types.InlineCompletionTriggerKind.Automatic
+            ),
+            text_document=types.TextDocumentIdentifier(doc.uri),
+            position=types.Position(doc.line, doc.column),
+        )
+        future = asyncio.wrap_future(
+            self.client.protocol.send_request(
+                types.TEXT_DOCUMENT_INLINE_COMPLETION, params, msg_id=msg_id
+            )
+        )
+        self._waiting.add(future)
+        future.add_done_callback(lambda done: self._answered(doc, msg_id, done))
+        self.report.keystrokes += 1
+
+    def _answered(self, doc: _Doc, msg_id: str, future: asyncio.Future[Any]) -> None:
+        self._waiting.discard(future)
+        if doc.pending == msg_id:
+            doc.pending = None
+        if future.cancelled():
+            return
+        error = future.exception()
+        if error is not None:
+            self.report.completion_errors += 1  # -32800 for the cancelled ones
+            return
+        self.report.completions_answered += 1
+        result = future.result()
+        if result is not None and getattr(result, "items", None):
+            self.report.completions_with_items += 1
+
+    async def drain(self, timeout_s: float) -> None:
+        if self._waiting:
+            await asyncio.wait(set(self._waiting), timeout=timeout_s)
+
+
+async def _cheap_requests(client: LanguageClient, stop: asyncio.Event, out: list[float]) -> None:
+    while not stop.is_set():
+        started = time.perf_counter()
+        await client.protocol.send_request_async(STATS_REQUEST, {})
+        out.append((time.perf_counter() - started) * 1000.0)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), 0.1)
+
+
+async def _sample_rss(pid: int, stop: asyncio.Event, out: list[int]) -> None:
+    while not stop.is_set():
+        out.append(_rss_kib(pid))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), 1.0)
+
+
+async def run_load(
+    *,
+    duration_s: float = 60.0,
+    rate: float = 50.0,
+    documents: int = 10,
+    engine_url: str | None = None,
+    options: dict[str, Any] | None = None,
+    root: Path | None = None,
+    seed: int = 7,
+    env: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Run the load and return the report (see `render`)."""
+    engine = None if engine_url else await ScriptedEngine().start()
+    url = engine_url or (engine.url if engine else "")
+    workspace = root or Path.cwd()
+    initialization = {"engine": {"url": url}, **(options or {})}
+    client = LanguageClient("copilot-lsp-load", "1")
+    base = os.environ if env is None else env
+    server_env = {k: v for k, v in base.items() if not k.startswith("COPILOT_LSP_ENGINE")}
+    await client.start_io(sys.executable, "-m", "copilot_lsp", "--stdio", env=server_env)
+    process = getattr(client, "_server", None)
+    pid = int(getattr(process, "pid", 0) or 0)
+    # pygls pipes the server's stderr and never reads it: drain it, or a chatty server blocks.
+    stderr_lines: list[str] = []
+    draining = asyncio.ensure_future(_drain(getattr(process, "stderr", None), stderr_lines))
+    editor = _Editor(client, workspace, documents)
+    stop = asyncio.Event()
+    try:
+        await client.initialize_async(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(),
+                process_id=os.getpid(),
+                root_uri=workspace.as_uri(),
+                initialization_options=initialization,
+            )
+        )
+        client.initialized(types.InitializedParams())
+        editor.open_all()
+        await client.protocol.send_request_async(STATS_REQUEST, {})  # warm: the server is up
+        report = editor.report
+        report.rss_kib.append(_rss_kib(pid))
+        background = [
+            asyncio.ensure_future(_cheap_requests(client, stop, report.cheap_latency_ms)),
+            asyncio.ensure_future(_sample_rss(pid, stop, report.rss_kib)),
+        ]
+        schedule = typing_schedule(duration_s, rate, documents, seed)
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        for key in schedule:
+            delay = start + key.at_s - loop.time()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            editor.keystroke(editor.docs[key.document])
+        await editor.drain(30.0)
+        report.duration_s = loop.time() - start
+        stop.set()
+        await asyncio.gather(*background, return_exceptions=True)
+        report.rss_kib.append(_rss_kib(pid))
+        report.server_stats = plain(await client.protocol.send_request_async(STATS_REQUEST, {}))
+    finally:
+        stop.set()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(client.shutdown_async(None), 10.0)
+            client.exit(None)
+            await asyncio.wait_for(client.stop(), 10.0)  # type: ignore[no-untyped-call]
+        if process is not None and process.returncode is None:
+            process.kill()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(draining, 5.0)
+        if engine is not None:
+            await engine.stop()
+    result = _summarise(editor.report, engine, url, rate, documents, initialization)
+    result["server_log_warnings"] = sum(" WARNING " in line for line in stderr_lines)
+    result["server_log_errors"] = sum(" ERROR " in line for line in stderr_lines)
+    return result
+
+
+async def _drain(stream: asyncio.StreamReader | None, lines: list[str]) -> None:
+    if stream is None:
+        return
+    while line := await stream.readline():
+        lines.append(line.decode("utf-8", "replace").rstrip())
+        del lines[:-1000]
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    if len(values) == 1:
+        return round(values[0], 2)
+    return round(statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1], 2)
+
+
+def _summarise(
+    report: LoadReport,
+    engine: ScriptedEngine | None,
+    url: str,
+    rate: float,
+    documents: int,
+    options: dict[str, Any],
+) -> dict[str, Any]:
+    server_engine = report.server_stats.get("engine") or {}
+    engine_requests = engine.requests if engine is not None else None
+    keystrokes = max(report.keystrokes, 1)
+    rss = [value for value in report.rss_kib if value]
+    # Samples are 1 s apart; the first seconds load the tokenizer, grammars and HTTP client.
+    warm = rss[min(len(rss) - 1, WARMUP_SAMPLES)] if rss else None
+    return {
+        "host": platform.node(),
+        "engine": "scripted (in-process)" if engine is not None else url,
+        "settings": options,
+        "target_rate_per_s": rate,
+        "documents": documents,
+        "duration_s": round(report.duration_s, 2),
+        "keystrokes": report.keystrokes,
+        "keystrokes_per_s": round(report.keystrokes / max(report.duration_s, 1e-9), 1),
+        "engine_requests": engine_requests,
+        "engine_requests_per_keystroke": (
+            round(engine_requests / keystrokes, 3) if engine_requests is not None else None
+        ),
+        "engine_streams_aborted": engine.aborted if engine is not None else None,
+        "peak_inflight_engine_side": engine.peak_open if engine is not None else None,
+        "peak_inflight_server_side": server_engine.get("requests_open_peak"),
+        "completions_answered": report.completions_answered,
+        "completions_with_items": report.completions_with_items,
+        "completion_requests_cancelled_or_failed": report.completion_errors,
+        "cheap_request": {
+            "method": STATS_REQUEST,
+            "n": len(report.cheap_latency_ms),
+            "p50_ms": _percentile(report.cheap_latency_ms, 50),
+            "p99_ms": _percentile(report.cheap_latency_ms, 99),
+            "max_ms": round(max(report.cheap_latency_ms), 2) if report.cheap_latency_ms else None,
+        },
+        "rss_kib": {
+            "start": rss[0] if rss else None,
+            "end": rss[-1] if rss else None,
+            "peak": max(rss) if rss else None,
+            "growth": (rss[-1] - rss[0]) if rss else None,
+            "after_warmup": warm,
+            "growth_after_warmup": (rss[-1] - warm) if rss and warm else None,
+        },
+        "outcomes": report.server_stats.get("outcomes"),
+    }
+
+
+def render(result: dict[str, Any]) -> str:
+    cheap = result["cheap_request"]
+    rss = result["rss_kib"]
+    rows = [
+        (
+            "keystrokes",
+            f"{result['keystrokes']} in {result['duration_s']} s "
+            f"({result['keystrokes_per_s']}/s over {result['documents']} documents)",
+        ),
+        (
+            "engine requests",
+            f"{result['engine_requests']} "
+            f"({result['engine_requests_per_keystroke']} per keystroke)",
+        ),
+        (
+            "peak in flight",
+            f"engine saw {result['peak_inflight_engine_side']}, "
+            f"server counted {result['peak_inflight_server_side']} "
+            f"(cap {_cap(result)})",
+        ),
+        ("streams aborted", f"{result['engine_streams_aborted']} (closed by the server early)"),
+        (
+            "completions",
+            f"{result['completions_answered']} answered, "
+            f"{result['completions_with_items']} with a suggestion, "
+            f"{result['completion_requests_cancelled_or_failed']} cancelled by the editor",
+        ),
+        (
+            "copilot/stats latency",
+            f"p50 {cheap['p50_ms']} ms, p99 {cheap['p99_ms']} ms, "
+            f"max {cheap['max_ms']} ms (n={cheap['n']})",
+        ),
+        (
+            "server RSS",
+            f"{rss['start']} KiB at start, {rss['after_warmup']} KiB after warm-up, "
+            f"{rss['end']} KiB at the end (growth after warm-up "
+            f"{rss['growth_after_warmup']} KiB, peak {rss['peak']} KiB)",
+        ),
+        ("outcomes", json.dumps(result.get("outcomes"))),
+    ]
+    width = max(len(name) for name, _ in rows)
+    return "\n".join(f"{name.ljust(width)}  {value}" for name, value in rows)
+
+
+def _cap(result: dict[str, Any]) -> Any:
+    completion = (result.get("settings") or {}).get("completion") or {}
+    return completion.get("maxInflight", "default")
+
+
+def write_report(result: dict[str, Any], out: Path) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2), encoding="utf-8")

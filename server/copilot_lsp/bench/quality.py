@@ -1,0 +1,171 @@
+"""Completion quality on SAFIM's Python subsets through the real server and engine.
+
+Each task's program is opened with the hole removed, an inline completion is requested at
+the hole, and the accepted suggestion is scored: block and control subsets by running the
+program on its unit tests (pass@1, greedy), the api subset by exact match; edit similarity
+and latency for all. Two modes run in one go against the same engine: `pipeline` (context
+snippets and output filters on) and `plain` (line window and block-end cut only).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import platform
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from copilot_lsp.bench.safim import Task, edit_similarity, exact_match, load_tasks
+from copilot_lsp.bench.sandbox import UnitTest, passes
+from copilot_lsp.lsp.driver import EditorSession, item_id
+from copilot_lsp.positions import position_at
+
+MODES: dict[str, dict[str, Any]] = {
+    "pipeline": {},
+    "plain": {"prompt": {"snippets": False}, "completion": {"filters": False}},
+}
+
+
+def _options(mode: str, engine_url: str | None) -> dict[str, Any]:
+    options: dict[str, Any] = {"completion": {"debounceMs": 0, "maxTokens": 128}}
+    for section, values in MODES[mode].items():
+        options[section] = {**options.get(section, {}), **values}
+    if engine_url:
+        options["engine"] = {"url": engine_url}
+    return options
+
+
+async def run_modes(
+    modes: list[str], tasks: list[Task], engine_url: str | None, workdir: Path
+) -> dict[str, list[dict[str, Any]]]:
+    """Every task in every mode, one server per mode, the order of modes alternating per
+    task: the engine's prefix cache then favours no mode over another."""
+    sessions = {
+        mode: await EditorSession.start(workdir, initialization_options=_options(mode, engine_url))
+        for mode in modes
+    }
+    results: dict[str, list[dict[str, Any]]] = {mode: [] for mode in modes}
+    try:
+        for index, task in enumerate(tasks):
+            order = modes if index % 2 == 0 else list(reversed(modes))
+            for mode in order:
+                results[mode].append(await _complete_one(sessions[mode], task, index, workdir))
+    finally:
+        for session in sessions.values():
+            await session.close()
+    return results
+
+
+async def run_mode(
+    mode: str, tasks: list[Task], engine_url: str | None, workdir: Path
+) -> list[dict[str, Any]]:
+    return (await run_modes([mode], tasks, engine_url, workdir))[mode]
+
+
+async def _complete_one(
+    session: EditorSession, task: Task, index: int, workdir: Path
+) -> dict[str, Any]:
+    path = workdir / f"{task.subset}_{index}.py"
+    uri = session.open(path, task.text)
+    cursor = position_at(task.text, len(task.before), "utf-16")
+    started = time.perf_counter()
+    items = await session.complete(uri, cursor.line, cursor.character, timeout_s=300)
+    round_trip = (time.perf_counter() - started) * 1000.0
+    session.close_document(uri)
+    return await _score(session, task, items, round_trip)
+
+
+async def _score(
+    session: EditorSession, task: Task, items: list[Any], round_trip_ms: float
+) -> dict[str, Any]:
+    completion, end = "", len(task.before)
+    timeline: dict[str, Any] = {}
+    if items:
+        item = items[0]
+        completion = str(item.insert_text)
+        if item.range is not None:
+            # The range may replace closers right of the cursor (same line).
+            end = len(task.before) + (item.range.end.character - item.range.start.character)
+        wanted = item_id(item)
+        recent = (await session.stats()).get("recent") or []
+        timeline = next((r for r in recent if r.get("id") == wanted), {})
+    filled = task.before + completion + task.text[end:]
+    record: dict[str, Any] = {
+        "task_id": task.task_id,
+        "subset": task.subset,
+        "shown": bool(items),
+        "edit_similarity": round(edit_similarity(completion, task.ground_truth), 4),
+        "round_trip_ms": round(round_trip_ms, 1),
+        "first_token_ms": timeline.get("ms", {}).get("first_token"),
+        "tokens": timeline.get("tokens"),
+    }
+    if task.subset == "api":
+        record["exact_match"] = exact_match(completion, task.ground_truth)
+    else:
+        tests = [UnitTest(t["input"], t["output"]) for t in task.tests[:5]]
+        record["passed"] = await asyncio.to_thread(passes, filled, tests)
+    return record
+
+
+def summarise(results: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    table: dict[str, dict[str, float]] = {}
+    for subset in sorted({r["subset"] for r in results}):
+        rows = [r for r in results if r["subset"] == subset]
+        key = "exact_match" if subset == "api" else "passed"
+        first_tokens = [r["first_token_ms"] for r in rows if r["first_token_ms"] is not None]
+        table[subset] = {
+            "n": len(rows),
+            "score": round(sum(1 for r in rows if r.get(key)) / len(rows), 4),
+            "edit_similarity": round(statistics.mean(r["edit_similarity"] for r in rows), 4),
+            "shown": round(sum(1 for r in rows if r["shown"]) / len(rows), 4),
+            "p50_first_token_ms": round(statistics.median(first_tokens), 1) if first_tokens else 0,
+            "p50_round_trip_ms": round(statistics.median(r["round_trip_ms"] for r in rows), 1),
+        }
+    return table
+
+
+async def run_quality_bench(
+    data_dir: Path,
+    subsets: list[str],
+    limit: int,
+    modes: list[str],
+    engine_url: str | None,
+    workdir: Path,
+) -> dict[str, Any]:
+    tasks = [task for subset in subsets for task in load_tasks(data_dir, subset, limit)]
+    report: dict[str, Any] = {
+        "host": platform.node(),
+        "data": str(data_dir),
+        "limit_per_subset": limit,
+        "modes": {},
+    }
+    started = time.perf_counter()
+    results = await run_modes(modes, tasks, engine_url, workdir)
+    report["seconds"] = round(time.perf_counter() - started, 1)
+    for mode in modes:
+        report["modes"][mode] = {"summary": summarise(results[mode]), "results": results[mode]}
+    return report
+
+
+def render(report: dict[str, Any]) -> str:
+    lines = [
+        f"SAFIM Python, {report['limit_per_subset']} tasks per subset (seeded sample), greedy",
+        f"{'mode':<10}{'subset':<9}{'n':>4}{'score':>8}{'edit sim':>10}{'shown':>8}"
+        f"{'p50 1st tok':>13}{'p50 total':>11}",
+    ]
+    for mode, data in report["modes"].items():
+        for subset, row in data["summary"].items():
+            lines.append(
+                f"{mode:<10}{subset:<9}{int(row['n']):>4}{row['score']:>8.3f}"
+                f"{row['edit_similarity']:>10.3f}{row['shown']:>8.2f}"
+                f"{row['p50_first_token_ms']:>13.0f}{row['p50_round_trip_ms']:>11.0f}"
+            )
+    lines.append("score: pass@1 on the unit tests (block, control), exact match (api)")
+    return "\n".join(lines)
+
+
+def write(report: dict[str, Any], out: Path) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2), encoding="utf-8")

@@ -1,0 +1,78 @@
+"""SAFIM tasks (Syntax-Aware Fill-in-the-Middle, Python subsets) and how they are scored."""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import gzip
+import json
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+HOLE = "{{completion}}"
+SUBSETS = {"block": "block_completion", "control": "control_completion", "api": "api_completion"}
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    task_id: str
+    subset: str
+    before: str
+    after: str
+    ground_truth: str
+    tests: list[dict[str, Any]]
+
+    @property
+    def text(self) -> str:
+        return self.before + self.after
+
+
+def find_data_dir(start: Path) -> Path | None:
+    """`shared/eval/safim` next to the checkout (or any parent)."""
+    for folder in [start, *start.parents]:
+        candidate = folder / "shared" / "eval" / "safim"
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def load_tasks(data_dir: Path, subset: str, limit: int, seed: int = 0) -> list[Task]:
+    """A seeded sample of `limit` Python tasks of one subset."""
+    path = data_dir / f"{SUBSETS[subset]}.jsonl.gz"
+    rows = [row for row in _rows(path) if row.get("lang") == "python"]
+    rows.sort(key=lambda row: row["task_id"])
+    sample = random.Random(seed).sample(rows, min(limit, len(rows)))
+    tasks = []
+    for row in sample:
+        before, _, after = row["eval_prompt"].partition(HOLE)
+        tasks.append(
+            Task(row["task_id"], subset, before, after, row["ground_truth"], row["unit_tests"])
+        )
+    return tasks
+
+
+def _rows(path: Path) -> Iterator[dict[str, Any]]:
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        for line in handle:
+            yield json.loads(line)
+
+
+def edit_similarity(completion: str, truth: str) -> float:
+    """1.0 for identical text (whitespace runs collapsed), down to 0.0."""
+    a, b = " ".join(completion.split()), " ".join(truth.split())
+    if not a and not b:
+        return 1.0
+    return difflib.SequenceMatcher(None, a, b).ratio()
+
+
+def exact_match(completion: str, truth: str) -> bool:
+    """Equal after whitespace normalisation, or as Python expressions/statements (AST)."""
+    if " ".join(completion.split()) == " ".join(truth.split()):
+        return True
+    try:
+        return ast.dump(ast.parse(completion.strip())) == ast.dump(ast.parse(truth.strip()))
+    except SyntaxError:
+        return False

@@ -1,0 +1,286 @@
+"""Prompt assembly under a token budget.
+
+The budget is shared in a fixed order: the prefix window first (it matters most), then the
+suffix window (fill-in-the-middle formats only), then snippets in order of usefulness:
+headers of the definitions the cursor is in, the file's imports (when the window does not
+reach them), and definitions of names used near the cursor from this and other open
+documents. The window's first line snaps to a multiple of `ANCHOR` lines, so typing moves
+the prompt's start rarely and vLLM's prefix cache keeps serving the unchanged head.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import tree_sitter
+
+from copilot_lsp.completion.alignment import split_trailing_whitespace
+from copilot_lsp.completion.budget import TokenCounter
+from copilot_lsp.completion.prompt import CursorContext
+from copilot_lsp.completion.templates import PromptTemplate, Snippet, comment_leader
+from copilot_lsp.context import snippets as source
+from copilot_lsp.context.recent import similarity
+from copilot_lsp.positions import line_content
+
+ANCHOR = 8
+PREFIX_SHARE = 0.6
+SUFFIX_SHARE = 0.15
+
+
+@dataclass(frozen=True, slots=True)
+class OtherDocument:
+    """An open document that may hold definitions the cursor's code uses."""
+
+    path: str
+    definitions: Callable[[], dict[str, list[source.Definition]]]
+
+
+@dataclass(frozen=True, slots=True)
+class RecentChunk:
+    """Code around a place the user recently edited or viewed."""
+
+    path: str
+    text: str
+    same_document: bool = False
+    start_line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class PromptRequest:
+    text: str
+    offset: int
+    starts: list[int]
+    language_id: str
+    path: str
+    tree: tree_sitter.Tree | None = None
+    """The document's tree, when it matches `text`; None falls back to the plain window."""
+    own_definitions: Callable[[], dict[str, list[source.Definition]]] | None = None
+    others: Sequence[OtherDocument] = ()
+    recent: Sequence[RecentChunk] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltPrompt:
+    prompt: str
+    context: CursorContext
+    held_back: str
+    """Whitespace before the cursor kept out of the prompt (see alignment.py)."""
+    tokens: int
+    first_line: int
+    snippets: list[Snippet] = field(default_factory=list)
+    skeleton_lines: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_tokens: int
+    prefix_lines: int
+    suffix_lines: int
+    snippets: bool
+    snippet_deadline_ms: float
+    repo: str = ""
+
+
+def build_prompt(
+    request: PromptRequest, template: PromptTemplate, counter: TokenCounter, limits: Limits
+) -> BuiltPrompt:
+    text, offset, starts = request.text, request.offset, request.starts
+    line = _line_of(starts, offset)
+    line_start = starts[line]
+    line_end = line_start + len(line_content(text, starts, line))
+    budget = limits.max_tokens
+
+    # 1. Prefix: whole lines upward from the cursor's line, then snap the start.
+    used = counter.count(text[line_start:offset])
+    first = line
+    allowance = budget * PREFIX_SHARE
+    while first > 0 and line - first < limits.prefix_lines:
+        cost = counter.count_line(line_content(text, starts, first - 1))
+        if used + cost > allowance:
+            break
+        used += cost
+        first -= 1
+    if first > 0:
+        snapped = min(line, math.ceil(first / ANCHOR) * ANCHOR)
+        used -= sum(
+            counter.count_line(line_content(text, starts, i)) for i in range(first, snapped)
+        )
+        first = snapped
+
+    # 2. Suffix: whole lines downward, for templates that show it.
+    last = line
+    suffix_end = line_end
+    if template.uses_suffix:
+        used += counter.count(text[offset:line_end])
+        allowance = used + budget * SUFFIX_SHARE
+        while last + 1 < len(starts) and last - line < limits.suffix_lines:
+            cost = counter.count_line(line_content(text, starts, last + 1))
+            if used + cost > allowance:
+                break
+            used += cost
+            last += 1
+        suffix_end = starts[last] + len(line_content(text, starts, last))
+    next_last = min(len(starts) - 1, line + max(limits.suffix_lines, 1))
+    context = CursorContext(
+        prefix=text[starts[first] : offset],
+        suffix=text[offset:suffix_end],
+        line_before_cursor=text[line_start:offset],
+        line_after_cursor=text[offset:line_end],
+        next_lines=tuple(line_content(text, starts, i) for i in range(line + 1, next_last + 1)),
+    )
+
+    # 3. Snippets, each source under the deadline, while the budget lasts.
+    skeleton = ""
+    chosen: list[Snippet] = []
+    if limits.snippets and request.tree is not None:
+        deadline = time.perf_counter() + limits.snippet_deadline_ms / 1000.0
+        skeleton, used = _skeleton(request, first, used, budget, counter, deadline)
+        chosen, used = _definitions(request, context, first, last, used, budget, counter, deadline)
+        recent, used = _recent(request, context, first, last, used, budget, counter, deadline)
+        chosen += recent
+
+    prompt_prefix, held_back = split_trailing_whitespace(skeleton + context.prefix)
+    prompt = template.render(
+        prefix=prompt_prefix,
+        suffix=context.suffix if template.uses_suffix else "",
+        snippets=chosen,
+        path=request.path,
+        repo=limits.repo,
+        language_id=request.language_id,
+    )
+    return BuiltPrompt(
+        prompt=prompt,
+        context=context,
+        held_back=held_back,
+        tokens=used,
+        first_line=first,
+        snippets=chosen,
+        skeleton_lines=skeleton.count("\n"),
+    )
+
+
+def _skeleton(
+    request: PromptRequest,
+    first: int,
+    used: int,
+    budget: int,
+    counter: TokenCounter,
+    deadline: float,
+) -> tuple[str, int]:
+    """Imports and enclosing headers that the window starts below, as real code.
+
+    An elision line (`...` in Python, a `// ...` comment elsewhere) marks each gap, so the
+    model reads a faithful outline of the file rather than code glued together.
+    """
+    if first == 0 or request.tree is None:
+        return "", used
+    leader = (
+        "..." if request.language_id == "python" else f"{comment_leader(request.language_id)} ..."
+    )
+    # Probe at the last code before the cursor: a blank line belongs to no node, but the
+    # code just above it tells which definitions the cursor sits in.
+    before = request.text[: request.offset].rstrip()
+    cursor_byte = max(0, len(before.encode("utf-8", "surrogatepass")) - 1)
+    parts: list[str] = []
+    imports = [
+        statement
+        for statement in source.imports(request.tree, request.language_id, deadline)
+        if statement
+    ]
+    headers = [
+        header
+        for start_line, header in source.enclosing_headers(
+            request.tree, request.language_id, cursor_byte, deadline
+        )
+        if start_line < first
+    ]
+    for block in ["\n".join(imports)] if imports else []:
+        cost = counter.count(block + "\n")
+        if used + cost > budget:
+            break
+        parts.append(block)
+        used += cost
+    for header in headers:
+        cost = counter.count(header + "\n") + 2
+        if used + cost > budget:
+            break
+        indent = header[: len(header) - len(header.lstrip())]
+        parts.append(f"{indent}{leader}\n{header}")
+        used += cost
+    if not parts:
+        return "", used
+    window_first = request.text[request.starts[first] :].split("\n", 1)[0]
+    indent = window_first[: len(window_first) - len(window_first.lstrip())]
+    return "\n".join(parts) + f"\n{indent}{leader}\n", used + 2
+
+
+def _definitions(
+    request: PromptRequest,
+    context: CursorContext,
+    first: int,
+    last: int,
+    used: int,
+    budget: int,
+    counter: TokenCounter,
+    deadline: float,
+) -> tuple[list[Snippet], int]:
+    names = source.names_near(context.prefix[-1500:] + context.line_after_cursor)
+    indexes: list[tuple[str, dict[str, list[source.Definition]]]] = []
+    if request.own_definitions is not None and time.perf_counter() < deadline:
+        own = {
+            name: [d for d in found if not first <= d.start_line <= last]
+            for name, found in request.own_definitions().items()
+        }
+        indexes.append((request.path, own))
+    for other in request.others:
+        if time.perf_counter() > deadline:
+            break
+        indexes.append((other.path, other.definitions()))
+    chosen: list[Snippet] = []
+    for path, definition in source.lookup(names, indexes):
+        if time.perf_counter() > deadline:
+            break
+        cost = counter.count(definition.header) + 8
+        if used + cost > budget:
+            continue
+        chosen.append(Snippet(path=path, text=definition.header, kind="definition"))
+        used += cost
+    return chosen, used
+
+
+def _line_of(starts: list[int], offset: int) -> int:
+    return bisect.bisect_right(starts, offset) - 1
+
+
+SIMILARITY_LIMIT = 0.5
+
+
+def _recent(
+    request: PromptRequest,
+    context: CursorContext,
+    first: int,
+    last: int,
+    used: int,
+    budget: int,
+    counter: TokenCounter,
+    deadline: float,
+) -> tuple[list[Snippet], int]:
+    window = context.prefix + context.suffix
+    chosen: list[Snippet] = []
+    for chunk in request.recent:
+        if time.perf_counter() > deadline:
+            break
+        if chunk.same_document and first - 6 <= chunk.start_line <= last:
+            continue  # already inside the window
+        if similarity(chunk.text, window) > SIMILARITY_LIMIT:
+            continue
+        cost = counter.count(chunk.text) + 8
+        if used + cost > budget:
+            continue
+        chosen.append(Snippet(path=chunk.path, text=chunk.text, kind="recently edited"))
+        used += cost
+    return chosen, used

@@ -1,0 +1,96 @@
+"""Fitting a finished completion to the file: indentation style and line endings."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+_LEADING = re.compile(r"^[ \t]*")
+
+
+@dataclass(frozen=True, slots=True)
+class FileStyle:
+    """How the file indents and ends its lines."""
+
+    indent: str | None = None
+    """One indentation step (a tab, or some number of spaces); None when the file does not
+    show one, and then the model's own indentation is kept."""
+    eol: str = "\n"
+
+
+def detect_style(text: str) -> FileStyle:
+    """The indentation step and line ending most of `text` uses."""
+    eol = "\r\n" if "\r\n" in text else "\n"
+    tabs = 0
+    widths: Counter[int] = Counter()
+    previous = 0
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        leading = _LEADING.match(line).group(0)  # type: ignore[union-attr]
+        if leading.startswith("\t"):
+            tabs += 1
+            continue
+        width = len(leading)
+        if width != previous:
+            step = abs(width - previous)
+            if step in (2, 3, 4, 8):
+                widths[step] += 1
+        previous = width
+    if tabs and tabs >= sum(widths.values()):
+        return FileStyle("\t", eol)
+    if widths:
+        return FileStyle(" " * widths.most_common(1)[0][0], eol)
+    return FileStyle(None, eol)
+
+
+def completion_indent_step(lines: list[str]) -> str | None:
+    """The indentation step the completion itself uses, when it indents at all."""
+    spaces: Counter[int] = Counter()
+    for line in lines:
+        leading = _LEADING.match(line).group(0)  # type: ignore[union-attr]
+        if "\t" in leading:
+            return "\t"
+        if leading:
+            spaces[len(leading)] += 1
+    if not spaces:
+        return None
+    step = math.gcd(*spaces)
+    return " " * (step if step in (2, 3, 4, 8) else min(spaces))
+
+
+def normalize_indentation(completion: str, style: FileStyle, base_indent: str) -> str:
+    """Re-indent lines after the first from the model's step to the file's step.
+
+    Only the part beyond `base_indent` (the indentation the cursor's block already has)
+    is converted, so a completion in a 4-space file is never touched and a model writing
+    4-space Python into a 2-space or tab-indented file fits the file.
+    """
+    lines = completion.split("\n")
+    if len(lines) < 2 or style.indent is None:
+        return completion
+    body = [line for line in lines[1:] if line.strip()]
+    relative = [line[len(base_indent) :] if line.startswith(base_indent) else line for line in body]
+    step = completion_indent_step(relative)
+    if step is None or step == style.indent:
+        return completion
+    converted = [lines[0]]
+    for line in lines[1:]:
+        if not line.strip() or not line.startswith(base_indent):
+            converted.append(line)
+            continue
+        rest = line[len(base_indent) :]
+        leading = _LEADING.match(rest).group(0)  # type: ignore[union-attr]
+        levels, remainder = divmod(len(leading.expandtabs(len(step))), len(step))
+        converted.append(
+            base_indent + style.indent * levels + " " * remainder + rest[len(leading) :]
+        )
+    return "\n".join(converted)
+
+
+def apply_line_endings(completion: str, style: FileStyle) -> str:
+    """The completion with the file's line endings (the model may write \\n in a CRLF file)."""
+    plain = completion.replace("\r\n", "\n")
+    return plain.replace("\n", style.eol) if style.eol != "\n" else plain

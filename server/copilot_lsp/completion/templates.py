@@ -1,0 +1,113 @@
+"""Prompt templates per model family (configs/models/*.toml), chosen by configuration.
+
+A template names where the prefix, suffix, snippets, file path and repository go; the
+family's stop sequences end generation where the format says the middle is over.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import tomllib
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from copilot_lsp import paths
+from copilot_lsp.errors import ConfigError
+
+_PLACEHOLDER = re.compile(r"\{(prefix|suffix|snippets|path|repo|content)\}")
+
+# Line-comment leaders, for snippets rendered as comments.
+COMMENT = {
+    "python": "#",
+    "ruby": "#",
+    "shellscript": "#",
+    "lua": "--",
+    "sql": "--",
+}
+
+
+def comment_leader(language_id: str) -> str:
+    return COMMENT.get(language_id, "//")
+
+
+class Snippet(BaseModel):
+    """Code from elsewhere that the model should see: a path and its text."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    text: str
+    kind: str
+
+
+class PromptTemplate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    template: str
+    snippet_style: Literal["comments", "files"] = "comments"
+    file_template: str = "{content}\n"
+    stop: list[str] = []
+    tokenizer: str | None = None
+    """`embedded` for the embedded model's tokenizer.json (counted exactly when prepared)."""
+
+    @property
+    def uses_suffix(self) -> bool:
+        return "{suffix}" in self.template
+
+    def render(
+        self,
+        *,
+        prefix: str,
+        suffix: str,
+        snippets: list[Snippet],
+        path: str,
+        repo: str,
+        language_id: str,
+    ) -> str:
+        values = {
+            "prefix": prefix,
+            "suffix": suffix,
+            "path": path,
+            "repo": repo,
+            "snippets": self.render_snippets(snippets, language_id),
+        }
+        return _fill(self.template, values)
+
+    def render_snippets(self, snippets: list[Snippet], language_id: str) -> str:
+        if not snippets:
+            return ""
+        if self.snippet_style == "files":
+            return "".join(
+                _fill(self.file_template, {"path": s.path, "content": s.text}) for s in snippets
+            )
+        leader = comment_leader(language_id)
+        blocks = []
+        for snippet in snippets:
+            lines = [f"{leader} {snippet.kind} ({snippet.path}):"]
+            lines += [f"{leader} {line}".rstrip() for line in snippet.text.split("\n")]
+            blocks.append("\n".join(lines))
+        return "\n".join(blocks) + "\n\n"
+
+
+def _fill(template: str, values: dict[str, str]) -> str:
+    # One pass over the template only: code containing "{suffix}" stays as it is.
+    return _PLACEHOLDER.sub(lambda match: values.get(match.group(1), ""), template)
+
+
+def available_families() -> list[str]:
+    return sorted(path.stem for path in (paths.configs_root() / "models").glob("*.toml"))
+
+
+@functools.cache
+def load_template(family: str) -> PromptTemplate:
+    path = paths.configs_root() / "models" / f"{family}.toml"
+    if not path.is_file():
+        known = ", ".join(available_families()) or "none"
+        raise ConfigError(f"no model family {family!r} in configs/models (known: {known})")
+    try:
+        return PromptTemplate.model_validate(tomllib.loads(path.read_text(encoding="utf-8")))
+    except (OSError, tomllib.TOMLDecodeError, ValidationError) as error:
+        raise ConfigError(f"invalid model family file {path}: {error}") from None

@@ -1,0 +1,1 @@
+"""Context from the code itself: tree-sitter trees per document and the snippets they yield."""

@@ -1,0 +1,37 @@
+"""Definitions per open document, computed lazily and kept until the document changes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from copilot_lsp.context.snippets import Definition, definitions
+from copilot_lsp.documents import Document
+
+Definitions = dict[str, list[Definition]]
+
+
+class DefinitionIndex:
+    def __init__(self, deadline_ms: float = 20.0) -> None:
+        self._deadline_ms = deadline_ms
+        self._cache: dict[str, tuple[int, Definitions]] = {}
+
+    def lazy(self, document: Document) -> Callable[[], Definitions]:
+        """A function giving `document`'s definitions, parsed at most once per version."""
+        version = document.version
+
+        def get() -> Definitions:
+            cached = self._cache.get(document.uri)
+            if cached is not None and cached[0] == version:
+                return cached[1]
+            if document.syntax is None or document.version != version:
+                return {}
+            deadline = time.perf_counter() + self._deadline_ms / 1000.0
+            found = definitions(document.syntax.tree(document.text), document.language_id, deadline)
+            self._cache[document.uri] = (version, found)
+            return found
+
+        return get
+
+    def forget(self, uri: str) -> None:
+        self._cache.pop(uri, None)

@@ -1,0 +1,143 @@
+"""Snippets for the prompt: the file's imports, the enclosing definitions' headers, and the
+definitions of names used near the cursor that other open documents hold.
+
+Each source runs under its own deadline; a slow or failing source costs its snippets,
+never the completion.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import tree_sitter
+
+from copilot_lsp.context.languages import FAMILY
+from copilot_lsp.context.queries import BODY_FIELDS, DEFINITIONS, IMPORTS, KEYWORDS
+
+logger = logging.getLogger(__name__)
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    name: str
+    header: str
+    """The definition's first lines: its signature (and docstring, when short)."""
+    start_line: int
+
+
+def _text(node: tree_sitter.Node) -> str:
+    return (node.text or b"").decode("utf-8", "replace")
+
+
+def header_of(node: tree_sitter.Node, source: bytes | None = None, max_lines: int = 6) -> str:
+    """A definition's text up to its body (its signature), at most `max_lines` lines.
+
+    `source` (the whole file's bytes) saves copying the node's full text, which for a
+    large class is most of the file.
+    """
+    body = None
+    for field in BODY_FIELDS:
+        body = node.child_by_field_name(field)
+        if body is not None:
+            break
+    end = body.start_byte if body is not None and body.start_byte > node.start_byte else None
+    if source is None:
+        raw = node.text or b""
+        raw = raw[: end - node.start_byte] if end is not None else raw
+    else:
+        stop = end if end is not None else node.end_byte
+        raw = source[node.start_byte : min(stop, node.start_byte + 2000)]
+    lines = raw.decode("utf-8", "replace").rstrip().split("\n")[:max_lines]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def imports(tree: tree_sitter.Tree, language_id: str, deadline: float) -> list[str]:
+    """The import statements at the top level of the file, in order."""
+    wanted = IMPORTS.get(FAMILY.get(language_id, ""), frozenset())
+    found = []
+    for child in tree.root_node.children:
+        if time.perf_counter() > deadline:
+            break
+        if child.type in wanted:
+            found.append(_text(child))
+    return found
+
+
+def enclosing_headers(
+    tree: tree_sitter.Tree, language_id: str, cursor_byte: int, deadline: float
+) -> list[tuple[int, str]]:
+    """(start line, header) of each definition around the cursor, outermost first."""
+    kinds = DEFINITIONS.get(FAMILY.get(language_id, ""), {})
+    node = tree.root_node.descendant_for_byte_range(cursor_byte, cursor_byte)
+    headers: list[tuple[int, str]] = []
+    source = tree.root_node.text or b""
+    while node is not None and time.perf_counter() <= deadline:
+        if node.type in kinds:
+            line_start = node.start_byte - node.start_point[1]
+            indent = source[line_start : node.start_byte].decode("utf-8", "replace")
+            indent = indent if not indent.strip() else ""
+            headers.append((node.start_point[0], indent + header_of(node, source)))
+        node = node.parent
+    return list(reversed(headers))
+
+
+@functools.cache
+def _definition_query(language_id: str) -> tree_sitter.Query | None:
+    from copilot_lsp.context.languages import grammar
+
+    kinds = DEFINITIONS.get(FAMILY.get(language_id, ""), {})
+    language = grammar(language_id)
+    if not kinds or language is None:
+        return None
+    patterns = " ".join(f"({kind} {field}: (_) @name) @definition" for kind, field in kinds.items())
+    return tree_sitter.Query(language, patterns)
+
+
+def definitions(
+    tree: tree_sitter.Tree, language_id: str, deadline: float
+) -> dict[str, list[Definition]]:
+    """Every named definition in a tree, by name (a tree-sitter query, run in C)."""
+    query = _definition_query(language_id)
+    index: dict[str, list[Definition]] = {}
+    if query is None or time.perf_counter() > deadline:
+        return index
+    source = tree.root_node.text or b""
+    for _, captures in tree_sitter.QueryCursor(query).matches(tree.root_node):
+        if time.perf_counter() > deadline:
+            break
+        node, name_node = captures["definition"][0], captures["name"][0]
+        name = source[name_node.start_byte : name_node.end_byte].decode("utf-8", "replace")
+        index.setdefault(name, []).append(
+            Definition(name, header_of(node, source), node.start_point[0])
+        )
+    return index
+
+
+def names_near(text: str) -> list[str]:
+    """Identifiers in `text` worth looking up, nearest to its end first."""
+    seen: dict[str, None] = {}
+    for match in reversed(list(_IDENTIFIER.finditer(text))):
+        word = match.group(0)
+        if word.lower() not in KEYWORDS:
+            seen.setdefault(word, None)
+    return list(seen)
+
+
+def lookup(
+    names: Iterable[str], indexes: Iterable[tuple[str, dict[str, list[Definition]]]]
+) -> Iterator[tuple[str, Definition]]:
+    """(path, definition) for each name, first match per name."""
+    indexes = list(indexes)
+    for name in names:
+        for path, index in indexes:
+            found = index.get(name)
+            if found:
+                yield path, found[0]
+                break

@@ -1,0 +1,178 @@
+"""Losses and held-out metrics of the two draft kinds, over cached target features.
+
+Labels are the target's greedy tokens (`argmax`), not the corpus text: a greedy-verified draft
+is accepted when it agrees with the target, whatever the file actually said.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from copilot_lsp.draft.eagle import EagleHead
+from copilot_lsp.draft.medusa import MedusaHeads
+
+
+@dataclass(frozen=True)
+class Batch:
+    tokens: torch.Tensor  # [B, T] int64
+    hidden: torch.Tensor  # [B, T, H] float32
+    argmax: torch.Tensor  # [B, T] int64
+
+
+class OutputLayer:
+    """The target's frozen lm_head, optionally restricted to the most frequent labels.
+
+    The restriction only shortens the token loss's softmax (the lm_head matmul dominates a
+    training step on a CPU); labels outside it are left to the feature loss. Metrics always use
+    the full vocabulary, as vLLM does.
+    """
+
+    def __init__(self, weight: torch.Tensor, vocab: torch.Tensor | None = None) -> None:
+        self.full = weight.detach()
+        self.vocab = vocab
+        if vocab is None:
+            self.weight = self.full
+            self.index: torch.Tensor | None = None
+        else:
+            self.weight = self.full[vocab].contiguous()
+            index = torch.full((weight.shape[0],), -100, dtype=torch.long, device=vocab.device)
+            index[vocab] = torch.arange(len(vocab), device=vocab.device)
+            self.index = index
+
+    def loss(self, hidden: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        mapped = labels if self.index is None else self.index[labels]
+        logits = hidden.reshape(-1, hidden.shape[-1]) @ self.weight.T
+        return F.cross_entropy(logits, mapped.reshape(-1), ignore_index=-100)
+
+    @torch.no_grad()
+    def predict(self, hidden: torch.Tensor) -> torch.Tensor:
+        return (hidden @ self.full.T).argmax(dim=-1)
+
+
+def frequent_labels(argmax: torch.Tensor, size: int) -> tuple[torch.Tensor, float]:
+    """The `size` most frequent greedy tokens and the share of labels they cover."""
+    counts = torch.bincount(argmax.reshape(-1))
+    top = counts.argsort(descending=True)[:size]
+    return top.sort().values, float(counts[top].sum() / counts.sum())
+
+
+@dataclass(frozen=True)
+class LossWeights:
+    feature: float = 1.0
+    token: float = 0.1
+    step_decay: float = 0.8
+    """Weight of draft step s (or Medusa head s) is step_decay**(s-1)."""
+
+
+def eagle_loss(
+    head: EagleHead,
+    embed: torch.Tensor,
+    out: OutputLayer,
+    batch: Batch,
+    steps: int,
+    weights: LossWeights,
+    noise: float = 0.0,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    embeds = F.embedding(batch.tokens[:, 1:], embed)
+    features = batch.hidden[:, :-1]
+    if noise:
+        features = features + noise * torch.randn_like(features)
+    outputs = head(embeds, features, steps)
+    target_hidden, labels = batch.hidden[:, 1:], batch.argmax[:, 1:]
+    total = torch.zeros((), device=features.device)
+    parts: dict[str, float] = {}
+    for s, output in enumerate(outputs, start=1):
+        pred = output[:, s - 1 :]
+        feature_loss = F.smooth_l1_loss(pred, target_hidden[:, s - 1 :])
+        token_loss = out.loss(pred, labels[:, s - 1 :])
+        weight = weights.step_decay ** (s - 1)
+        total = total + weight * (weights.feature * feature_loss + weights.token * token_loss)
+        parts[f"feat{s}"] = float(feature_loss.detach())
+        parts[f"tok{s}"] = float(token_loss.detach())
+    return total, parts
+
+
+def medusa_loss(
+    heads: MedusaHeads, out: OutputLayer, batch: Batch, weights: LossWeights
+) -> tuple[torch.Tensor, dict[str, float]]:
+    outputs = heads(batch.hidden)
+    t = batch.hidden.shape[1]
+    total = torch.zeros((), device=batch.hidden.device)
+    parts: dict[str, float] = {}
+    for k, output in enumerate(outputs):
+        shift = k + 1
+        loss = out.loss(output[:, : t - shift], batch.argmax[:, shift:])
+        total = total + weights.step_decay**k * loss
+        parts[f"tok{k + 1}"] = float(loss.detach())
+    return total, parts
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """Teacher-forced estimate of greedy chain acceptance on held-out features."""
+
+    per_position: list[float]
+    """P(draft k accepted) for k = 1..K: drafts 1..k all match the target."""
+    step_accuracy: list[float]
+    """Top-1 agreement of each draft step on its own (inputs from the head's earlier steps)."""
+
+    @property
+    def mean_accepted_length(self) -> float:
+        return 1.0 + sum(self.per_position)
+
+    @property
+    def acceptance_rate(self) -> float:
+        return sum(self.per_position) / len(self.per_position)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "acceptance_rate": round(self.acceptance_rate, 4),
+            "mean_accepted_length": round(self.mean_accepted_length, 3),
+            "per_position": [round(x, 4) for x in self.per_position],
+            "step_accuracy": [round(x, 4) for x in self.step_accuracy],
+        }
+
+
+@torch.no_grad()
+def eagle_acceptance(
+    head: EagleHead, embed: torch.Tensor, out: OutputLayer, batches: list[Batch], steps: int
+) -> Acceptance:
+    chains = [0.0] * steps
+    accuracy = [0.0] * steps
+    rounds = 0
+    for batch in batches:
+        outputs = head(F.embedding(batch.tokens[:, 1:], embed), batch.hidden[:, :-1], steps)
+        labels = batch.argmax[:, 1:]
+        t = labels.shape[1]
+        correct = [out.predict(o) == labels for o in outputs]  # [B, T-1] per step
+        n = t - steps + 1  # rounds starting at slot i = 0..n-1 have all their steps in range
+        chain = torch.ones_like(correct[0][:, :n])
+        for s in range(steps):
+            accuracy[s] += float(correct[s][:, s:].float().mean())
+            chain = chain & correct[s][:, s : s + n]
+            chains[s] += float(chain.float().sum())
+        rounds += chain.numel()
+    return Acceptance([c / rounds for c in chains], [a / len(batches) for a in accuracy])
+
+
+@torch.no_grad()
+def medusa_acceptance(heads: MedusaHeads, out: OutputLayer, batches: list[Batch]) -> Acceptance:
+    k = len(heads.blocks)
+    chains = [0.0] * k
+    accuracy = [0.0] * k
+    rounds = 0
+    for batch in batches:
+        outputs = heads(batch.hidden)
+        t = batch.hidden.shape[1]
+        n = t - k  # positions whose every head has a label
+        chain = torch.ones((batch.hidden.shape[0], n), dtype=torch.bool, device=batch.hidden.device)
+        for j, output in enumerate(outputs):
+            correct = out.predict(output[:, :n]) == batch.argmax[:, j + 1 : j + 1 + n]
+            accuracy[j] += float(correct.float().mean())
+            chain = chain & correct
+            chains[j] += float(chain.float().sum())
+        rounds += chain.numel()
+    return Acceptance([c / rounds for c in chains], [a / len(batches) for a in accuracy])

@@ -1,0 +1,324 @@
+"""`copilot-lsp draft train`: corpus -> target features -> EAGLE or Medusa head -> vLLM folder.
+
+The loop is deterministic for a given seed (batch order comes from a per-epoch permutation),
+checkpoints its whole state every `checkpoint_every` steps into OUT/.train/state.pt and resumes
+from there when started again with the same options, so a long run on a laptop-class CPU can be
+interrupted at any time.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+from tqdm import tqdm
+
+from copilot_lsp import paths
+from copilot_lsp.draft import corpus, export
+from copilot_lsp.draft.eagle import EagleHead, EagleShape
+from copilot_lsp.draft.features import Features, extract
+from copilot_lsp.draft.fingerprint import target_fingerprint
+from copilot_lsp.draft.medusa import MedusaHeads
+from copilot_lsp.draft.objectives import (
+    Acceptance,
+    Batch,
+    LossWeights,
+    OutputLayer,
+    eagle_acceptance,
+    eagle_loss,
+    frequent_labels,
+    medusa_acceptance,
+    medusa_loss,
+)
+from copilot_lsp.draft.target import Target
+from copilot_lsp.errors import ConfigError
+
+Method = Literal["eagle", "medusa"]
+STATE = Path(".train") / "state.pt"
+REPORT = "training.json"
+
+
+@dataclass(frozen=True)
+class TrainOptions:
+    method: Method
+    target: Path
+    out: Path
+    corpus: tuple[str, ...] = ("default",)
+    """`default` (stdlib + site-packages), `stdlib`, `site-packages`, or folders."""
+    seq_len: int = 256
+    train_tokens: int = 400_000
+    heldout_tokens: int = 32_768
+    heldout_percent: int = 5
+    steps: int = 2000
+    batch_size: int = 8
+    lr: float = 1e-3
+    warmup: int = 100
+    draft_steps: int = 3
+    """EAGLE: draft steps unrolled in training (training-time test). Medusa: number of heads."""
+    token_vocab: int = 8192
+    """Token loss over the N most frequent greedy labels (0: the whole vocabulary)."""
+    feature_weight: float = 1.0
+    token_weight: float = 0.2
+    step_decay: float = 0.8
+    noise: float = 0.0
+    seed: int = 0
+    checkpoint_every: int = 100
+    dtype: str = "bfloat16"
+    threads: int | None = None
+    device: str = "cpu"
+    """`cuda` trains on a GPU (the target then loads in bfloat16; the head trains in float32)."""
+    cache_dir: Path | None = None
+
+    def resume_key(self) -> dict[str, Any]:
+        """What must match for a checkpoint to be resumed (not `steps`: a run may be extended)."""
+        data = asdict(self)
+        for key in ("out", "steps", "checkpoint_every", "threads", "cache_dir", "dtype", "device"):
+            data.pop(key)
+        return json.loads(json.dumps(data, default=str))  # type: ignore[no-any-return]
+
+
+def run(options: TrainOptions, log: Callable[[str], None]) -> dict[str, Any]:
+    """Train, evaluate on the held-out split and export; returns the report (also JSON)."""
+    if options.draft_steps < 1 or options.draft_steps > 5:
+        raise ConfigError("--draft-steps must be between 1 and 5 (vLLM caps drafts at 5 here)")
+    torch.manual_seed(options.seed)
+    device = torch.device(options.device)
+    target = Target(
+        options.target,
+        threads=options.threads,
+        device=options.device,
+        dtype=torch.float32 if device.type == "cpu" else torch.bfloat16,
+    )
+    fingerprint = target_fingerprint(options.target)
+    log(f"target {options.target} fingerprint {fingerprint}")
+    train_set, heldout_set, corpus_report = _features(options, target, fingerprint, log)
+
+    embed = target.embed.detach().float()
+    vocab, coverage = (None, 1.0)
+    if options.token_vocab:
+        vocab, coverage = frequent_labels(train_set.argmax, options.token_vocab)
+        log(f"token loss over {len(vocab)} labels covering {coverage:.1%} of greedy tokens")
+        vocab = vocab.to(device)
+    out = OutputLayer(target.lm_head.float(), vocab)
+    weights = LossWeights(options.feature_weight, options.token_weight, options.step_decay)
+    model: torch.nn.Module
+    if options.method == "eagle":
+        model = EagleHead(EagleShape.of(target.shape))
+    else:
+        model = MedusaHeads(target.shape.hidden_size, options.draft_steps)
+    model.to(device)
+
+    def loss_of(batch: Batch) -> tuple[torch.Tensor, dict[str, float]]:
+        if isinstance(model, EagleHead):
+            return eagle_loss(model, embed, out, batch, options.draft_steps, weights, options.noise)
+        assert isinstance(model, MedusaHeads)
+        return medusa_loss(model, out, batch, weights)
+
+    seconds = _loop(options, model, train_set, loss_of, log)
+    acceptance = _evaluate(options, model, embed, out, heldout_set)
+    report = {
+        "method": options.method,
+        "target": str(options.target),
+        "target_fingerprint": fingerprint,
+        "options": options.resume_key() | {"steps": options.steps},
+        "corpus": corpus_report,
+        "token_vocab_coverage": round(coverage, 4),
+        "train_seconds": round(seconds, 1),
+        "heldout": acceptance.as_dict(),
+    }
+    _export(options, model, target, fingerprint, report)
+    (options.out / REPORT).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return report
+
+
+def _features(
+    options: TrainOptions, target: Target, fingerprint: str, log: Callable[[str], None]
+) -> tuple[Features, Features, dict[str, Any]]:
+    roots = corpus.resolve_roots(list(options.corpus))
+    files = corpus.collect(roots)
+    train_files = [f for f in files if f.split(options.heldout_percent) == "train"]
+    heldout_files = [f for f in files if f.split(options.heldout_percent) == "heldout"]
+    chunking = corpus.Chunking(seq_len=options.seq_len)
+    train_seqs = [
+        s
+        for _, s in corpus.token_sequences(
+            train_files, target.encode, chunking, options.train_tokens
+        )
+    ]
+    heldout_seqs = [
+        s
+        for _, s in corpus.token_sequences(
+            heldout_files, target.encode, chunking, options.heldout_tokens
+        )
+    ]
+    log(
+        f"corpus: {len(files)} unique files under {', '.join(map(str, roots))}; "
+        f"{len(train_seqs)} train and {len(heldout_seqs)} held-out sequences of {options.seq_len}"
+    )
+    cache = options.cache_dir or paths.cache_dir() / "draft-features"
+    train_set = extract(target, fingerprint, train_seqs, cache, name="train", log=log)
+    heldout_set = extract(target, fingerprint, heldout_seqs, cache, name="heldout", log=log)
+    report = {
+        "roots": [str(r) for r in roots],
+        "files": len(files),
+        "train_files": len(train_files),
+        "heldout_files": len(heldout_files),
+        "train_tokens": len(train_seqs) * options.seq_len,
+        "heldout_tokens": len(heldout_seqs) * options.seq_len,
+    }
+    return train_set, heldout_set, report
+
+
+def _batch(data: Features, index: torch.Tensor, device: torch.device) -> Batch:
+    return Batch(
+        data.tokens[index].to(device),
+        data.hidden[index].to(device).float(),
+        data.argmax[index].to(device),
+    )
+
+
+def _order(step: int, batch_size: int, size: int, seed: int) -> torch.Tensor:
+    """Sequence indices of optimizer step `step`: epoch-wise permutations, seeded."""
+    per_epoch = max(1, size // batch_size)
+    epoch, slot = divmod(step, per_epoch)
+    generator = torch.Generator().manual_seed(seed * 1_000_003 + epoch)
+    permutation = torch.randperm(size, generator=generator)
+    return permutation[slot * batch_size : (slot + 1) * batch_size]
+
+
+def _lr(options: TrainOptions, step: int) -> float:
+    if step < options.warmup:
+        return options.lr * (step + 1) / options.warmup
+    progress = (step - options.warmup) / max(1, options.steps - options.warmup)
+    return options.lr * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
+
+
+def _loop(
+    options: TrainOptions,
+    model: torch.nn.Module,
+    data: Features,
+    loss_of: Callable[[Batch], tuple[torch.Tensor, dict[str, float]]],
+    log: Callable[[str], None],
+) -> float:
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=options.lr, betas=(0.9, 0.95), weight_decay=0.0
+    )
+    state_path = options.out / STATE
+    start, seconds = _resume(options, model, optimizer, state_path, log)
+    bar = tqdm(total=options.steps, initial=start, desc=f"train {options.method}", unit="step")
+    began = time.monotonic()
+    model.train()
+    for step in range(start, options.steps):
+        for group in optimizer.param_groups:
+            group["lr"] = _lr(options, step)
+        index = _order(step, options.batch_size, len(data), options.seed)
+        loss, parts = loss_of(_batch(data, index, torch.device(options.device)))
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()  # type: ignore[no-untyped-call]
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+        optimizer.step()
+        bar.update(1)
+        bar.set_postfix({k: f"{v:.3f}" for k, v in list(parts.items())[:4]}, refresh=False)
+        done = step + 1
+        if done % options.checkpoint_every == 0 or done == options.steps:
+            _save(state_path, options, model, optimizer, done, seconds + time.monotonic() - began)
+    bar.close()
+    model.eval()
+    return seconds + time.monotonic() - began
+
+
+def _resume(
+    options: TrainOptions,
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    path: Path,
+    log: Callable[[str], None],
+) -> tuple[int, float]:
+    if not path.exists():
+        return 0, 0.0
+    state = torch.load(path, weights_only=False, map_location=options.device)
+    if state["key"] != options.resume_key():
+        raise ConfigError(
+            f"{path} was written by a run with other options; use another --out, or delete it "
+            "to start over"
+        )
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    log(f"resuming from step {state['step']} ({path})")
+    return int(state["step"]), float(state["seconds"])
+
+
+def _save(
+    path: Path,
+    options: TrainOptions,
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    step: int,
+    seconds: float,
+) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    torch.save(
+        {
+            "key": options.resume_key(),
+            "step": step,
+            "seconds": seconds,
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+        },
+        tmp,
+    )
+    os.replace(tmp, path)
+
+
+def _evaluate(
+    options: TrainOptions,
+    model: torch.nn.Module,
+    embed: torch.Tensor,
+    out: OutputLayer,
+    data: Features,
+) -> Acceptance:
+    device = torch.device(options.device)
+    batches = [
+        _batch(data, torch.arange(i, min(i + 8, len(data))), device)
+        for i in range(0, len(data), 8)
+    ]
+    if isinstance(model, EagleHead):
+        return eagle_acceptance(model, embed, out, batches, options.draft_steps)
+    assert isinstance(model, MedusaHeads)
+    return medusa_acceptance(model, out, batches)
+
+
+def _export(
+    options: TrainOptions,
+    model: torch.nn.Module,
+    target: Target,
+    fingerprint: str,
+    report: dict[str, Any],
+) -> None:
+    sidecar = {"method": options.method, "training": report}
+    if isinstance(model, EagleHead):
+        config = export.eagle_config(target.shape.config, fingerprint, options.dtype)
+        export.write_draft(options.out, config, model.export_state(), sidecar)
+        return
+    assert isinstance(model, MedusaHeads)
+    shape = target.shape
+    config = export.medusa_config(
+        shape.hidden_size, shape.vocab_size, options.draft_steps, fingerprint, options.dtype
+    )
+    heads = options.out / "heads"
+    export.write_draft(
+        heads, config, model.export_state(), sidecar, weights_name=export.MEDUSA_HEADS
+    )
+    export.assemble_medusa(heads, options.target, options.out)
+
+
+def with_overrides(options: TrainOptions, **changes: Any) -> TrainOptions:
+    return replace(options, **{k: v for k, v in changes.items() if v is not None})

@@ -1,0 +1,338 @@
+"""A pool of engine endpoints with health, load, per-endpoint acceptance and failover.
+
+Completions go to the least-loaded healthy primary whose speculative decoding is doing its
+job. When a primary's windowed acceptance rate stays below `threshold` for `trip_after`
+consecutive scrapes (with at least `min_drafts` drafts in the window), it is marked degraded and
+completions go to the plain-decoding `fallback` endpoint (or to the other primaries). vLLM has no
+switch that turns speculation off when it stops paying, so this is how we stop paying for it.
+
+Hysteresis: a degraded primary returns only after its acceptance stays at or above
+`recovery_threshold` (higher than `threshold`) for `recover_after` scrapes. While degraded it
+gets no user traffic, so the router replays the latest request to it every `probe_interval_s`
+(output discarded) to keep measuring it. An endpoint that cannot be reached is skipped for
+`retry_after_s`, then tried again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import time
+from collections.abc import AsyncGenerator, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import httpx
+
+from copilot_lsp.engine.client import EngineClient
+from copilot_lsp.engine.monitor import AcceptanceMonitor, scrape
+from copilot_lsp.engine.types import CompletionRequest, StreamChunk
+from copilot_lsp.errors import EngineError, EngineUnavailable
+from copilot_lsp.settings import EngineSettings
+
+logger = logging.getLogger(__name__)
+
+Role = Literal["primary", "fallback"]
+PROBE = CompletionRequest(prompt="def fibonacci(n):\n", max_tokens=48, temperature=0.0)
+
+
+@dataclass(frozen=True)
+class RoutingPolicy:
+    threshold: float = 0.45
+    recovery_threshold: float = 0.55
+    trip_after: int = 3
+    recover_after: int = 3
+    min_drafts: int = 20
+    window_s: float = 60.0
+    poll_interval_s: float = 5.0
+    probe_interval_s: float = 10.0
+    retry_after_s: float = 10.0
+
+
+class Endpoint:
+    """One engine: its client, health, our in-flight requests, its load and acceptance."""
+
+    def __init__(self, url: str, client: EngineClient, role: Role, window_s: float) -> None:
+        self.url = url.rstrip("/")
+        self.client = client
+        self.role = role
+        self.monitor = AcceptanceMonitor(window_s)
+        self.healthy = True
+        self.degraded = False
+        self.inflight = 0
+        self.low_streak = 0
+        self.good_streak = 0
+        self.retry_at = 0.0
+        self.last_error: str | None = None
+        self.metrics = False
+        """Whether the endpoint answers /metrics at all (a plain OpenAI server may not)."""
+
+    @property
+    def root(self) -> str:
+        return self.url.removesuffix("/v1")
+
+    def available(self, now: float) -> bool:
+        return self.healthy or now >= self.retry_at
+
+    def load(self) -> float:
+        latest = self.monitor.latest
+        return self.inflight + (latest.running if latest is not None else 0.0)
+
+    def mark_down(self, now: float, retry_after_s: float, error: str) -> None:
+        if self.healthy:
+            logger.warning("engine endpoint %s is unreachable: %s", self.url, error)
+        self.healthy = False
+        self.retry_at = now + retry_after_s
+        self.last_error = error
+
+    def mark_up(self) -> None:
+        if not self.healthy:
+            logger.warning("engine endpoint %s is reachable again", self.url)
+        self.healthy = True
+        self.last_error = None
+
+    def snapshot(self) -> dict[str, Any]:
+        window = self.monitor.window()
+        return {
+            "url": self.url,
+            "role": self.role,
+            "healthy": self.healthy,
+            "degraded": self.degraded,
+            "inflight": self.inflight,
+            "load": self.load(),
+            "metrics": self.metrics,
+            "acceptance": window.as_dict() if window is not None else None,
+            "last_error": self.last_error,
+        }
+
+
+class Router:
+    """Implements the pipeline's CompletionEngine over a pool of endpoints."""
+
+    def __init__(
+        self,
+        primaries: Sequence[str],
+        fallback: str | None = None,
+        *,
+        make_client: Callable[[str], EngineClient],
+        policy: RoutingPolicy | None = None,
+        http: httpx.AsyncClient | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if not primaries:
+            raise ValueError("a router needs at least one primary endpoint")
+        self.policy = policy or RoutingPolicy()
+        window = self.policy.window_s
+        self.primaries = [Endpoint(url, make_client(url), "primary", window) for url in primaries]
+        self.fallback = (
+            Endpoint(fallback, make_client(fallback), "fallback", window) if fallback else None
+        )
+        self._owns_http = http is None
+        self._http = http or httpx.AsyncClient(timeout=httpx.Timeout(5.0, connect=2.0))
+        self._clock = clock
+        self._turn = itertools.count()
+        self._task: asyncio.Task[None] | None = None
+        self._last_request: CompletionRequest | None = None
+        self._last_probe = 0.0
+        self._route: str = "primary"
+
+    @property
+    def endpoints(self) -> list[Endpoint]:
+        return self.primaries + ([self.fallback] if self.fallback else [])
+
+    @property
+    def base_url(self) -> str:
+        try:
+            return self._choose(set()).url
+        except EngineUnavailable:
+            return self.primaries[0].url
+
+    # --- routing --------------------------------------------------------------------------
+
+    def _choose(self, tried: set[str]) -> Endpoint:
+        now = self._clock()
+
+        def usable(endpoint: Endpoint) -> bool:
+            return endpoint.url not in tried and endpoint.available(now)
+
+        turn = next(self._turn)
+        order = (
+            self.primaries[turn % len(self.primaries) :]
+            + self.primaries[: turn % len(self.primaries)]
+        )
+        good = [e for e in order if usable(e) and not e.degraded]
+        if good:
+            return self._note_route(min(good, key=Endpoint.load), "primary")
+        if self.fallback is not None and usable(self.fallback):
+            return self._note_route(self.fallback, "fallback")
+        degraded = [e for e in order if usable(e)]
+        if degraded:  # speculation that does not pay still beats no completion
+            return self._note_route(min(degraded, key=Endpoint.load), "degraded primary")
+        raise EngineUnavailable(
+            "no engine endpoint is reachable: "
+            + "; ".join(f"{e.url}: {e.last_error}" for e in self.endpoints)
+        )
+
+    def _note_route(self, endpoint: Endpoint, route: str) -> Endpoint:
+        if route != self._route:
+            logger.warning("completions now go to the %s endpoint %s", route, endpoint.url)
+            self._route = route
+        return endpoint
+
+    async def stream(self, request: CompletionRequest) -> AsyncGenerator[StreamChunk, None]:
+        """Stream from the chosen endpoint; an unreachable one is skipped before any output."""
+        self._ensure_polling()
+        self._last_request = request
+        tried: set[str] = set()
+        while True:
+            endpoint = self._choose(tried)
+            started = False
+            endpoint.inflight += 1
+            try:
+                async for chunk in endpoint.client.stream(request):
+                    started = True
+                    yield chunk
+                endpoint.mark_up()
+                return
+            except EngineUnavailable as error:
+                endpoint.mark_down(self._clock(), self.policy.retry_after_s, str(error))
+                tried.add(endpoint.url)
+                if started or len(tried) == len(self.endpoints):
+                    raise
+            finally:
+                endpoint.inflight -= 1
+
+    # --- monitoring -----------------------------------------------------------------------
+
+    def _ensure_polling(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._poll_forever())
+
+    async def _poll_forever(self) -> None:
+        while True:
+            try:
+                await self.poll_once()
+                await self.probe_degraded()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # monitoring must never take completions down with it
+                logger.exception("engine monitoring failed")
+            await asyncio.sleep(self.policy.poll_interval_s)
+
+    async def poll_once(self) -> None:
+        """Scrape every endpoint's /metrics and update health, load and failover state."""
+        await asyncio.gather(*(self._poll(endpoint) for endpoint in self.endpoints))
+
+    async def _poll(self, endpoint: Endpoint) -> None:
+        try:
+            result = await scrape(self._http, endpoint.root, self._clock)
+        except httpx.HTTPError as error:
+            endpoint.mark_down(self._clock(), self.policy.retry_after_s, f"/metrics: {error!r}")
+            return
+        endpoint.mark_up()
+        endpoint.metrics = result is not None
+        if result is not None:
+            endpoint.monitor.observe(result)
+            if endpoint.role == "primary":
+                self._evaluate(endpoint)
+
+    def _evaluate(self, endpoint: Endpoint) -> None:
+        policy = self.policy
+        window = endpoint.monitor.window()
+        if window is None or window.acceptance_rate is None or window.drafts < policy.min_drafts:
+            return  # too little evidence either way: keep the current state
+        rate = window.acceptance_rate
+        if not endpoint.degraded:
+            endpoint.low_streak = endpoint.low_streak + 1 if rate < policy.threshold else 0
+            if endpoint.low_streak >= policy.trip_after:
+                endpoint.degraded, endpoint.good_streak = True, 0
+                logger.warning(
+                    "speculative acceptance at %s is %.2f (< %.2f) over %d drafts: routing "
+                    "completions %s",
+                    endpoint.url,
+                    rate,
+                    policy.threshold,
+                    window.drafts,
+                    f"to the fallback {self.fallback.url}" if self.fallback else "elsewhere",
+                )
+            return
+        endpoint.good_streak = endpoint.good_streak + 1 if rate >= policy.recovery_threshold else 0
+        if endpoint.good_streak >= policy.recover_after:
+            endpoint.degraded, endpoint.low_streak = False, 0
+            logger.warning(
+                "speculative acceptance at %s recovered to %.2f: routing back to it",
+                endpoint.url,
+                rate,
+            )
+
+    async def probe_degraded(self) -> None:
+        """Replay the latest request to degraded primaries, so their acceptance is measured."""
+        now = self._clock()
+        if now - self._last_probe < self.policy.probe_interval_s:
+            return
+        targets = [e for e in self.primaries if e.degraded and e.available(now)]
+        if not targets:
+            return
+        self._last_probe = now
+        request = self._last_request or PROBE
+        await asyncio.gather(*(self._probe(endpoint, request) for endpoint in targets))
+
+    async def _probe(self, endpoint: Endpoint, request: CompletionRequest) -> None:
+        try:
+            async for _ in endpoint.client.stream(request):
+                pass
+        except EngineUnavailable as error:
+            endpoint.mark_down(self._clock(), self.policy.retry_after_s, str(error))
+        except EngineError as error:
+            logger.info("probe of %s failed: %s", endpoint.url, error)
+
+    # --- reporting and shutdown -----------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        policy = self.policy
+        return {
+            "route": self._route,
+            "threshold": policy.threshold,
+            "recovery_threshold": policy.recovery_threshold,
+            "endpoints": [endpoint.snapshot() for endpoint in self.endpoints],
+        }
+
+    async def aclose(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+        for endpoint in self.endpoints:
+            await endpoint.client.aclose()
+        if self._owns_http:
+            await self._http.aclose()
+
+
+def router_from_settings(options: EngineSettings, url: str) -> Router:
+    """The router the LSP server uses: `endpoints` (else `url`) plus the optional fallback."""
+    key = options.api_key.get_secret_value() if options.api_key else None
+
+    def make_client(base_url: str) -> EngineClient:
+        return EngineClient(
+            base_url,
+            api_key=key,
+            model=options.model,
+            connect_timeout_s=options.connect_timeout_s,
+            read_timeout_s=options.read_timeout_s,
+        )
+
+    policy = RoutingPolicy(
+        threshold=options.acceptance_threshold,
+        recovery_threshold=max(options.recovery_threshold, options.acceptance_threshold),
+        trip_after=options.trip_after,
+        recover_after=options.recover_after,
+        min_drafts=options.min_window_drafts,
+        window_s=options.acceptance_window_s,
+        poll_interval_s=options.metrics_interval_s,
+        probe_interval_s=options.probe_interval_s,
+        retry_after_s=options.retry_after_s,
+    )
+    primaries = [u.rstrip("/") for u in options.endpoints] or [url]
+    return Router(primaries, options.fallback_url, make_client=make_client, policy=policy)

@@ -1,0 +1,137 @@
+"""Streaming and accept-tracking notifications (see docs/protocol.md).
+
+Server → client: `copilot/partialCompletion` carries the growing text of the current
+completion, when the client turned on `editor.streaming`.
+
+Client → server: what the user did with a suggestion, recorded per completion id in the log
+and in `copilot/stats`. Our own names (`copilot/didShowCompletion`,
+`copilot/didPartiallyAccept`, `copilot/didDismissCompletion`) take `{completionId, …}`;
+GitHub Copilot's (`textDocument/didShowCompletion`, `textDocument/didPartiallyAcceptCompletion`)
+take `{item, …}` and find the id in the item's accept command, so clients written for
+Copilot's server report here too. A full accept is the item's command
+(`copilot.acceptCompletion`), registered in server.py.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from copilot_lsp.completion.streaming import PartialUpdate, StreamingCompletionService
+from copilot_lsp.errors import DocumentError
+from copilot_lsp.positions import Position, position_at
+
+if TYPE_CHECKING:
+    from copilot_lsp.lsp.server import CopilotServer
+
+logger = logging.getLogger(__name__)
+
+PARTIAL_COMPLETION = "copilot/partialCompletion"
+DID_SHOW = "copilot/didShowCompletion"
+DID_PARTIALLY_ACCEPT = "copilot/didPartiallyAccept"
+DID_DISMISS = "copilot/didDismissCompletion"
+COPILOT_DID_SHOW = "textDocument/didShowCompletion"
+COPILOT_DID_PARTIALLY_ACCEPT = "textDocument/didPartiallyAcceptCompletion"
+
+
+def field(params: Any, name: str) -> Any:
+    """`params[name]` whether pygls hands the params over as a dict or a namedtuple."""
+    if isinstance(params, Mapping):
+        return params.get(name)
+    return getattr(params, name, None)
+
+
+def completion_id(params: Any) -> str | None:
+    """`completionId`, or the id in `item.command.arguments[0]` (Copilot's shape)."""
+    direct = field(params, "completionId")
+    if isinstance(direct, str):
+        return direct
+    arguments = field(field(field(params, "item"), "command"), "arguments")
+    if isinstance(arguments, list | tuple) and arguments and isinstance(arguments[0], str):
+        return arguments[0]
+    return None
+
+
+def accepted_length(params: Any) -> int | None:
+    value = field(params, "acceptedLength")
+    return value if isinstance(value, int) and value >= 0 else None
+
+
+class PartialPublisher:
+    """Turns `PartialUpdate`s into `copilot/partialCompletion` notifications."""
+
+    def __init__(self, server: CopilotServer) -> None:
+        self._server = server
+        self._placed: tuple[str, int, Position] | None = None
+
+    def __call__(self, update: PartialUpdate) -> None:
+        start = self._position(update.completion_id, update.document_text, update.offset)
+        end = start
+        if update.end_offset != update.offset:
+            end = position_at(update.document_text, update.end_offset, self._server.encoding)
+        self._server.protocol.notify(
+            PARTIAL_COMPLETION,
+            {
+                "uri": update.uri,
+                "completionId": update.completion_id,
+                "version": update.version,
+                "text": update.text,
+                "done": update.done,
+                "range": {
+                    "start": {"line": start.line, "character": start.character},
+                    "end": {"line": end.line, "character": end.character},
+                },
+            },
+        )
+
+    def _position(self, completion: str, text: str, offset: int) -> Position:
+        # Converting an offset walks the document; do it once per completion, not per token.
+        placed = self._placed
+        if placed is not None and placed[0] == completion and placed[1] == offset:
+            return placed[2]
+        position = position_at(text, offset, self._server.encoding)
+        self._placed = (completion, offset, position)
+        return position
+
+
+def register(server: CopilotServer) -> None:
+    """Wire the streaming service to the client and add the accept-tracking handlers."""
+    service = server.service
+    if isinstance(service, StreamingCompletionService):
+        service.publisher = PartialPublisher(server)
+        service.version_of = lambda uri: _version(server, uri)
+
+    @server.feature(DID_SHOW)
+    @server.feature(COPILOT_DID_SHOW)
+    def did_show(ls: CopilotServer, params: Any) -> None:
+        _note(ls, params, "displayed")
+
+    @server.feature(DID_PARTIALLY_ACCEPT)
+    @server.feature(COPILOT_DID_PARTIALLY_ACCEPT)
+    def did_partially_accept(ls: CopilotServer, params: Any) -> None:
+        _note(ls, params, "partially_accepted")
+
+    @server.feature(DID_DISMISS)
+    def did_dismiss(ls: CopilotServer, params: Any) -> None:
+        _note(ls, params, "dismissed")
+
+
+def _note(ls: CopilotServer, params: Any, kind: str) -> None:
+    identifier = completion_id(params)
+    if identifier is None:
+        logger.warning("ignored %s feedback without a completion id", kind)
+        return
+    if kind == "displayed":
+        ls.recorder.displayed(identifier)
+    elif kind == "partially_accepted":
+        ls.recorder.feedback(identifier, "partially_accepted", accepted_length(params))
+    else:
+        ls.recorder.feedback(identifier, "dismissed", None)
+
+
+def _version(server: CopilotServer, uri: str) -> int | None:
+    try:
+        return server.documents.get(uri).version
+    except DocumentError:
+        return None

@@ -1,0 +1,248 @@
+"""JSON-RPC hardening on top of pygls: bad input gets a clear error, never silence or a crash.
+
+pygls 2.1 (pinned) leaves three holes that a confused or hostile client can hit:
+
+* a request whose params do not deserialize (wrong types, negative positions) gets no response
+  at all, so the client waits forever; here it gets `InvalidParams` (-32602) with its id;
+* a request or notification without `params` (allowed by JSON-RPC) cannot be structured;
+  here `params` defaults to null;
+* the stdio reader only recognises a header line that is exactly `Content-Length: N\\r\\n`, so a
+  body without a trailing newline followed by garbage swallows every later message; here the
+  header is found anywhere in the line, absurd lengths are refused, and a body that is not
+  UTF-8 is decoded with replacement characters instead of being dropped.
+
+Errors that have no request id to answer (unparseable JSON, a notification with bad params)
+go to the log and to the client as `window/logMessage`, once per message, without payloads:
+they may hold source code. A `textDocument/didChange` that cannot be applied is handed to
+`on_bad_change`, so the server can stop trusting that document (see docs/reliability.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+from cattrs.errors import ClassValidationError
+from lsprotocol import types
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInternalError,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+)
+from pygls.io_ import StdinAsyncReader, StdoutWriter
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
+from pygls.protocol.language_server import lsp_method
+
+logger = logging.getLogger(__name__)
+
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+"""A Content-Length above this is treated as a corrupt header, not as a 40 GB allocation."""
+UINTEGER_MAX = 2**31 - 1
+_HEADER = re.compile(rb"Content-Length:[ \t]*(\d+)[ \t]*\r?\n?$", re.IGNORECASE)
+
+BadChangeListener = Callable[[str, str], None]
+"""Hears `(uri, reason)` when a didChange for `uri` could not be applied."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """A message that could not be structured; answered (requests) or reported (the rest)."""
+
+    msg_id: int | str | None
+    method: str | None
+    error: JsonRpcException
+    uri: str | None = None
+
+
+class CopilotProtocol(LanguageServerProtocol):
+    """LanguageServerProtocol that answers malformed requests instead of dropping them."""
+
+    on_bad_change: BadChangeListener | None = None
+
+    # pygls keeps its own copy of every open document besides ours (DocumentStore): twice the
+    # memory for a 10 MB file, and an edit its copy cannot take (an unknown document, a range
+    # it rejects) raises before our handler runs, so our copy silently falls behind. These
+    # three skip that copy; nothing here uses `workspace.get_text_document`.
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> Iterator[Any]:
+        yield from self._user_handler(types.TEXT_DOCUMENT_DID_OPEN, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(
+        self, params: types.DidChangeTextDocumentParams
+    ) -> Iterator[Any]:
+        yield from self._user_handler(types.TEXT_DOCUMENT_DID_CHANGE, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(
+        self, params: types.DidCloseTextDocumentParams
+    ) -> Iterator[Any]:
+        yield from self._user_handler(types.TEXT_DOCUMENT_DID_CLOSE, params)
+
+    def _user_handler(self, method: str, params: Any) -> Iterator[Any]:
+        handler = self.fm.features.get(method)
+        if handler is not None:
+            yield handler, (params,), None
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        if "jsonrpc" not in data:
+            return data  # a nested object: structured with its parent
+        method = data.get("method")
+        if "id" in data and "method" not in data:
+            return super().structure_message(data)  # a response to one of our requests
+        if not isinstance(method, str):
+            return Rejected(data.get("id"), None, JsonRpcInvalidRequest("no method name"))
+        data.setdefault("params", None)
+        if method == types.TEXT_DOCUMENT_DID_CHANGE:
+            _clamp_huge_numbers(data["params"])
+        default = JsonRPCRequestMessage if "id" in data else JsonRPCNotification
+        message_type = self.get_message_type(method) or default
+        try:
+            return self._converter.structure(data, message_type)
+        except ClassValidationError as error:
+            reason = _summary(error)
+            return Rejected(
+                data.get("id"),
+                method,
+                JsonRpcInvalidParams(f"invalid params for {method}: {reason}"),
+                _uri(data["params"]),
+            )
+        except Exception as error:
+            logger.warning("cannot read a %s message: %s", method, type(error).__name__)
+            return Rejected(
+                data.get("id"), method, JsonRpcInternalError(f"cannot read {method}: {error}")
+            )
+
+    def handle_message(self, message: Any) -> None:
+        if isinstance(message, Rejected):
+            self._reject(message)
+            return
+        if not hasattr(message, "jsonrpc"):
+            self.report_unreadable(f"not a JSON-RPC object (a JSON {type(message).__name__})")
+            return
+        super().handle_message(message)
+
+    def _reject(self, rejected: Rejected) -> None:
+        if rejected.msg_id is not None:
+            logger.warning("answered request %s with an error: %s", rejected.msg_id, rejected.error)
+            self._send_response(rejected.msg_id, error=rejected.error.to_response_error())
+            return
+        self.report_unreadable(rejected.error.message)
+        if rejected.method == types.TEXT_DOCUMENT_DID_CHANGE and rejected.uri is not None:
+            listener = self.on_bad_change
+            if listener is not None:
+                listener(rejected.uri, rejected.error.message)
+
+    def report_unreadable(self, reason: str) -> None:
+        """Tell the client (log panel, not a popup) and our log about a message we dropped."""
+        logger.warning("dropped a message: %s", reason)
+        self.notify(
+            types.WINDOW_LOG_MESSAGE,
+            types.LogMessageParams(
+                types.MessageType.Error, f"copilot-lsp: dropped a message: {reason}"
+            ),
+        )
+
+
+def _summary(error: ClassValidationError) -> str:
+    """Which fields were wrong, without their values (they may be source code)."""
+    notes: list[str] = []
+    for sub in error.exceptions:
+        for note in getattr(sub, "__notes__", []) or []:
+            notes.append(str(note).replace("Structuring class ", ""))
+        if isinstance(sub, ClassValidationError):
+            notes.append(_summary(sub))
+        elif not getattr(sub, "__notes__", None):
+            notes.append(type(sub).__name__)
+    return "; ".join(dict.fromkeys(n for n in notes if n)) or "wrong types"
+
+
+def _uri(params: Any) -> str | None:
+    document = params.get("textDocument") if isinstance(params, dict) else None
+    uri = document.get("uri") if isinstance(document, dict) else None
+    return uri if isinstance(uri, str) else None
+
+
+def _clamp_huge_numbers(params: Any) -> None:
+    """Positions above uinteger's range mean "past the end", which the spec clamps anyway."""
+    changes = params.get("contentChanges") if isinstance(params, dict) else None
+    for change in changes if isinstance(changes, list) else []:
+        span = change.get("range") if isinstance(change, dict) else None
+        for end in ("start", "end"):
+            point = span.get(end) if isinstance(span, dict) else None
+            if not isinstance(point, dict):
+                continue
+            for key in ("line", "character"):
+                value = point.get(key)
+                if isinstance(value, int) and value > UINTEGER_MAX:
+                    point[key] = UINTEGER_MAX
+
+
+async def read_messages(
+    stop_event: threading.Event, reader: StdinAsyncReader, protocol: CopilotProtocol
+) -> None:
+    """pygls' stdio loop with tolerant framing (see the module docstring)."""
+    length: int | None = None
+    while not stop_event.is_set():
+        header = await reader.readline()
+        if not header:
+            break
+        match = _HEADER.search(header)
+        if match is not None:
+            value = int(match.group(1))
+            if value > MAX_MESSAGE_BYTES:
+                protocol.report_unreadable(f"absurd Content-Length {value}")
+                length = None
+            else:
+                length = value
+            continue
+        if header.strip():
+            continue  # another header (Content-Type) or garbage between messages
+        if length is None:
+            continue  # a blank line without a length before it: keep looking
+        body = await reader.readexactly(length) if length else b""
+        length = None
+        if not body:
+            protocol.report_unreadable("empty body")
+            continue
+        try:
+            message = json.loads(
+                body.decode("utf-8", errors="replace"), object_hook=protocol.structure_message
+            )
+        except ValueError as error:
+            protocol.report_unreadable(f"not JSON ({error})")
+            continue
+        try:
+            protocol.handle_message(message)
+        except Exception:
+            logger.exception("failed to handle a message")
+
+
+def serve_stdio(
+    server: LanguageServer, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None
+) -> None:
+    """Serve over stdio like pygls' `start_io`, with `read_messages` as the reader loop."""
+    protocol = server.protocol
+    assert isinstance(protocol, CopilotProtocol)
+    stop = threading.Event()
+    server._stop_event = stop
+    protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+    reader = StdinAsyncReader(stdin or sys.stdin.buffer, server.thread_pool)
+    try:
+        asyncio.run(read_messages(stop, reader, protocol))
+    except BrokenPipeError:
+        logger.error("the connection to the client is lost; shutting down")
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        server.shutdown()  # type: ignore[no-untyped-call]

@@ -1,0 +1,103 @@
+"""The Neovim plugin end to end: real Neovim 0.12-dev and 0.11, real server, scripted engine."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from tests.editors.conftest import PLUGIN, NeovimRun, run_neovim
+from tests.fakes.engine import FakeEngine, Reply
+
+pytestmark = pytest.mark.timeout(120)
+
+SOURCE = "def total(items):\n    \n\nprint(total([1]))\n"
+# One indentation level: the client side is under test here, not re-indentation.
+CHUNKS = ["\n    result", " = 0\n", "    result +=", " len(items)\n", "    result *= 2\n"]
+CHUNKS += ["    return result\n", "\n", "def other():\n", "    pass\n"]
+FULL = "result = 0\n    result += len(items)\n    result *= 2\n    return result"
+SCRIPT = PLUGIN / "tests" / "e2e.lua"
+VERSIONS = ["0.12", "0.11"]
+
+
+@pytest_asyncio.fixture
+async def engine() -> AsyncIterator[FakeEngine]:
+    fake = await FakeEngine().start()
+    # Slow enough that the preview is drawn several times before the answer.
+    fake.default = Reply(chunks=CHUNKS, delay_s=0.03)
+    try:
+        yield fake
+    finally:
+        await fake.stop()
+
+
+async def scenario(
+    name: str, version: str, engine: FakeEngine, env: dict[str, str], tmp_path: Path
+) -> NeovimRun:
+    source = tmp_path / "total.py"
+    source.write_text(SOURCE)
+    run = await run_neovim(
+        version,
+        SCRIPT,
+        env,
+        tmp_path,
+        scenario=name,
+        file=str(source),
+        engine_url=engine.url,
+        expect=FULL,
+    )
+    assert run.result.get("error") is None, f"{run.result.get('error')}\n{run.stderr}"
+    assert run.returncode == 0, run.stderr
+    return run
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_streamed_preview_then_tab_accepts(
+    version: str, engine: FakeEngine, isolated_env: dict[str, str], tmp_path: Path
+) -> None:
+    run = await scenario("stream_accept", version, engine, isolated_env, tmp_path)
+    assert run.result["nvim"].startswith(version)
+    assert run.result["builtin"] is (version == "0.12")
+    events = [(e["kind"], e["data"]) for e in run.result["events"]]
+    first_response = next(i for i, (kind, _) in enumerate(events) if kind == "response")
+    previews = [text for kind, text in events[:first_response] if kind == "render" and text]
+    # Ghost text appeared and grew token by token before the answer arrived.
+    assert len(previews) >= 3
+    assert previews[0] == "result"
+    assert all(FULL.startswith(text) for text in previews)
+    assert previews[-1] == FULL  # the last preview is the answer: nothing jumps at hand-over
+    assert events[first_response][1] == FULL
+    assert run.result["lines"][1:5] == FULL.replace("result", "    result", 1).split("\n")
+    assert run.result["cursor"] == [5, len("    return result")]
+    stats = run.result["stats"]
+    assert stats["outcomes"]["accepted"] == 1
+    assert stats["outcomes"]["displayed"] >= 1
+    assert stats["acceptance"]["rate"] > 0
+    health = "\n".join(run.result["health"])
+    assert "ERROR" not in health, health
+    assert "server command:" in health and "answers completions" in health
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_dismiss_and_accept_word_are_tracked(
+    version: str, engine: FakeEngine, isolated_env: dict[str, str], tmp_path: Path
+) -> None:
+    run = await scenario("partial_dismiss", version, engine, isolated_env, tmp_path)
+    assert run.result["after_dismiss"] == SOURCE.rstrip("\n").split("\n")
+    assert run.result["after_word"][1] == "    result"
+    outcomes = run.result["stats"]["outcomes"]
+    assert outcomes["dismissed"] == 1
+    assert outcomes["partially_accepted"] >= 1
+    assert "accepted" not in outcomes
+
+
+async def test_setup_rejects_bad_options(isolated_env: dict[str, str], tmp_path: Path) -> None:
+    run = await run_neovim("0.11", SCRIPT, isolated_env, tmp_path, scenario="bad_options")
+    assert run.result.get("error") is None, run.result.get("error")
+    assert run.result["accepted"] is False and run.result["unknown_key"] is False
+    assert run.result["setup_done"] is False
+    messages = run.result["messages"]
+    assert "debounce_ms" in messages[0] and "number" in messages[0]
+    assert "keymaps.accept_all: unknown action" in messages[1]

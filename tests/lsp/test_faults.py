@@ -1,0 +1,186 @@
+"""Engine faults from the scripted engine: the server keeps answering, reports the engine's
+state once, backs off instead of asking on every keystroke, and recovers by itself.
+
+(Refused connections, HTTP 500/429 without Retry-After, malformed events and a cut stream
+are covered in test_server.py; this file adds the rest of issue 7's list.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import pytest
+from lsprotocol import types
+
+from tests.fakes.engine import FakeEngine, Reply
+from tests.lsp.conftest import FakeSession as Session
+
+pytestmark = pytest.mark.timeout(60)
+
+
+async def until(condition: Callable[[], object], within: float = 10.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(0.02)
+
+
+def shown(session: Session, kind: types.MessageType) -> list[str]:
+    return [m.message for m in session.client.messages if m.type == kind]
+
+
+async def type_keys(session: Session, uri: str, count: int) -> list[list[object]]:
+    """`count` automatic completion requests at the end of `x = `, one after the other."""
+    return [await session.complete(uri, 0, 4, automatic=True) for _ in range(count)]
+
+
+async def test_read_timeout_is_an_error_and_the_next_request_recovers(session: Session) -> None:
+    # A timed-out endpoint is skipped for engine.retry_after_s (engine/router.py), then retried.
+    await session.initialize({"engine": {"readTimeoutS": 0.3, "retryAfterS": 0.2}})
+    session.engine.replies = [Reply(first_delay_s=3.0)]
+    session.engine.default = Reply(chunks=["42"])
+    uri = session.open("x = \n")
+    assert await session.complete(uri, 0, 4) == []
+    stats = await session.stats()
+    assert stats["outcomes"]["error"] == 1
+    assert "Timeout" in stats["recent"][-1]["error"]
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 15
+    while not (items := await session.complete(uri, 0, 4)):
+        assert loop.time() < deadline, "never recovered"
+        await asyncio.sleep(0.1)
+    assert [i.insert_text for i in items] == ["42"]
+    assert len(shown(session, types.MessageType.Error)) == 1
+    assert len(shown(session, types.MessageType.Info)) == 1
+
+
+@pytest.mark.parametrize("status", [500, 503])
+async def test_after_a_failure_typing_does_not_hammer_the_engine(
+    session: Session, status: int
+) -> None:
+    await session.initialize({"engine": {"backoffMaxS": 30}})
+    session.engine.replies = [Reply(status=status)]
+    session.engine.default = Reply(chunks=["back"])
+    uri = session.open("x = \n")
+    answers = await type_keys(session, uri, 20)
+    assert answers == [[]] * 20
+    assert len(session.engine.requests) == 1  # one failure, then the server waits
+    stats = await session.stats()
+    assert stats["outcomes"]["backoff"] == 19
+    assert stats["engine"]["failures_in_a_row"] == 1
+    assert len(shown(session, types.MessageType.Error)) == 1  # reported once, not 20 times
+    # Asking explicitly (not a keystroke) tries again at once, and success ends the backoff.
+    assert [i.insert_text for i in await session.complete(uri, 0, 4)] == ["back"]
+    assert [i.insert_text for i in (await type_keys(session, uri, 1))[0]] == ["back"]  # type: ignore[attr-defined]
+    assert (await session.stats())["engine"]["failures_in_a_row"] == 0
+    assert len(shown(session, types.MessageType.Info)) == 1
+
+
+async def test_429_retry_after_is_honoured_even_for_invoked_requests(session: Session) -> None:
+    await session.initialize()
+    session.engine.replies = [Reply(status=429, headers={"Retry-After": "1"})]
+    session.engine.default = Reply(chunks=["later"])
+    uri = session.open("x = \n")
+    assert await session.complete(uri, 0, 4) == []
+    assert await session.complete(uri, 0, 4) == []  # invoked, but the engine said wait
+    assert (await type_keys(session, uri, 5)) == [[]] * 5
+    assert len(session.engine.requests) == 1
+    # Once the second has passed, completions flow again without anyone intervening.
+    answers: list[list[object]] = []
+
+    async def poll() -> bool:
+        answers.append(await session.complete(uri, 0, 4, automatic=True))
+        return bool(answers[-1])
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 15
+    while not await poll():
+        assert loop.time() < deadline, "never recovered"
+        await asyncio.sleep(0.1)
+    assert len(session.engine.requests) == 2
+
+
+async def test_backoff_grows_while_the_engine_keeps_failing(session: Session) -> None:
+    await session.initialize({"engine": {"backoffMaxS": 0.4}})
+    session.engine.default = Reply(status=503)
+    uri = session.open("x = \n")
+    loop = asyncio.get_running_loop()
+    end = loop.time() + 2.0
+    keystrokes = 0
+    while loop.time() < end:
+        await session.complete(uri, 0, 4, automatic=True)
+        keystrokes += 1
+        await asyncio.sleep(0.02)
+    sent = len(session.engine.requests)
+    # 0.25 s, then 0.4 s (the cap) between tries: a handful of requests for many keystrokes.
+    assert 2 <= sent < keystrokes / 3, (sent, keystrokes)
+    assert len(shown(session, types.MessageType.Error)) == 1
+
+
+async def test_a_stream_cut_in_the_middle_of_an_event_and_a_character(session: Session) -> None:
+    await session.initialize()
+    session.engine.replies = [
+        Reply(chunks=["résumé", "ok"], cut_after=1, tail=b'data: {"choices": [{"text": "\xc3'),
+        Reply(chunks=["fine"]),
+    ]
+    uri = session.open("x = \n")
+    assert await session.complete(uri, 0, 4) == []
+    stats = await session.stats()
+    assert stats["outcomes"]["error"] == 1
+    assert [i.insert_text for i in await session.complete(uri, 0, 4)] == ["fine"]
+
+
+async def test_a_very_slow_stream_completes_and_the_server_stays_responsive(
+    session: Session,
+) -> None:
+    await session.initialize({"engine": {"readTimeoutS": 5}})
+    session.engine.default = Reply(chunks=["a", "b", "c", "d", "e", "f"], delay_s=0.3)
+    uri = session.open("x = \n")
+    pending = session.request(uri, 0, 4)
+    await until(lambda: session.engine.requests and session.engine.requests[0].chunks_sent >= 1)
+    for _ in range(5):  # cheap requests are answered while the slow completion streams
+        stats = await session.stats()
+        assert stats["engine"]["requests_open"] == 1
+    result = await asyncio.wait_for(pending, 20)
+    assert [i.insert_text for i in result.items] == ["abcdef"]
+
+
+async def test_engine_restart_is_recovered_from_without_intervention(session: Session) -> None:
+    await session.initialize({"engine": {"retryAfterS": 0.2, "backoffMaxS": 0.3}})
+    session.engine.default = Reply(chunks=["before"])
+    uri = session.open("x = \n")
+    assert [i.insert_text for i in await session.complete(uri, 0, 4)] == ["before"]
+    port = session.engine.port
+    await session.engine.stop()
+    for _ in range(5):
+        assert await session.complete(uri, 0, 4, automatic=True) == []
+    restarted = await FakeEngine().start(port)
+    restarted.default = Reply(chunks=["after"])
+    try:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 15
+        while not (items := await session.complete(uri, 0, 4, automatic=True)):
+            assert loop.time() < deadline, "never recovered"
+            await asyncio.sleep(0.1)
+        assert [i.insert_text for i in items] == ["after"]
+    finally:
+        await restarted.stop()
+    errors = shown(session, types.MessageType.Error)
+    assert len(errors) == 1 and "paused" in errors[0]
+    infos = shown(session, types.MessageType.Info)
+    assert len(infos) == 1 and "answering" in infos[0]
+
+
+async def test_global_inflight_cap_holds_requests_over_it(session: Session) -> None:
+    await session.initialize({"completion": {"maxInflight": 2}})
+    session.engine.default = Reply(chunks=["s"] * 6, delay_s=0.1)
+    uris = [session.open("x = \n", uri=f"file:///work/f{i}.py") for i in range(4)]
+    pending = [session.request(uri, 0, 4) for uri in uris]
+    results = await asyncio.wait_for(asyncio.gather(*pending), 30)
+    assert all(len(r.items) == 1 for r in results)
+    stats = await session.stats()
+    assert stats["engine"]["requests_open_peak"] == 2
+    assert len(session.engine.requests) == 4

@@ -1,0 +1,215 @@
+"""Security: TLS towards remote engines, no secrets or source in logs, no files read, no
+network traffic but the engine's."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import ssl
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+import trustme
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+
+from copilot_lsp.engine.client import EngineClient
+from copilot_lsp.engine.tls import verify_option
+from copilot_lsp.errors import ConfigError, EngineUnavailable
+from copilot_lsp.settings import EngineSettings
+from tests.fakes.engine import FakeEngine, Reply
+
+pytestmark = pytest.mark.timeout(60)
+
+API_KEY = "sk-test-SECRET-9f8e7d6c"
+SOURCE_MARKER = "TOP_SECRET_SOURCE_TOKEN"
+COMPLETION_MARKER = "generated_secret_value_77"
+
+
+@pytest.fixture(scope="module")
+def ca() -> trustme.CA:
+    return trustme.CA()
+
+
+@pytest_asyncio.fixture
+async def tls_engine(ca: trustme.CA) -> AsyncIterator[FakeEngine]:
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1", "localhost").configure_cert(context)
+    engine = await FakeEngine().start(tls=context)
+    try:
+        yield engine
+    finally:
+        await engine.stop()
+
+
+async def test_tls_is_verified_by_default(tls_engine: FakeEngine) -> None:
+    assert tls_engine.url.startswith("https://")
+    client = EngineClient(tls_engine.url, verify=verify_option(EngineSettings()))
+    try:
+        with pytest.raises(EngineUnavailable, match=r"CERTIFICATE_VERIFY_FAILED|certificate"):
+            await client.list_models()
+    finally:
+        await client.aclose()
+
+
+async def test_a_custom_ca_file_is_trusted_and_the_key_travels_encrypted(
+    tls_engine: FakeEngine, ca: trustme.CA, tmp_path: Path
+) -> None:
+    bundle = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(bundle))
+    options = EngineSettings(ca_file=bundle, api_key=API_KEY)  # type: ignore[arg-type]
+    client = EngineClient(tls_engine.url, api_key=API_KEY, verify=verify_option(options))
+    try:
+        assert await client.list_models() == ["fake-model"]
+    finally:
+        await client.aclose()
+
+
+def test_an_unreadable_ca_file_is_a_clear_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"engine\.ca_file"):
+        verify_option(EngineSettings(ca_file=tmp_path / "missing.pem"))
+
+
+async def test_turning_verification_off_works_and_warns(
+    tls_engine: FakeEngine, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        verify = verify_option(EngineSettings(tls_verify=False))
+    assert verify is False
+    assert "NOT checked" in caplog.text
+    client = EngineClient(tls_engine.url, verify=verify)
+    try:
+        assert await client.list_models() == ["fake-model"]
+    finally:
+        await client.aclose()
+
+
+# --- a whole server run, watched ----------------------------------------------------------
+
+WATCHER = r"""
+import os, runpy, sys
+events = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+def hook(event, args):
+    if event == "open" and isinstance(args[0], (str, bytes)):
+        os.write(events, b"open\t" + os.fsencode(args[0]) + b"\n")
+    elif event == "socket.connect":
+        os.write(events, ("connect\t" + repr(args[1]) + "\n").encode())
+sys.addaudithook(hook)
+sys.stderr = open(sys.argv[2], "w", buffering=1, encoding="utf-8")
+sys.argv = ["copilot-lsp", "-v", "--stdio"]
+runpy.run_module("copilot_lsp", run_name="__main__", alter_sys=True)
+"""
+
+
+async def test_no_key_or_source_in_logs_no_files_read_no_other_traffic(
+    isolated_env: dict[str, str], tmp_path: Path
+) -> None:
+    workspace = tmp_path / "workspace"
+    outside = tmp_path / "outside"
+    for folder in (workspace, outside):
+        folder.mkdir()
+        (folder / "secret.py").write_text(f"{SOURCE_MARKER} = 'on disk'\n")
+    events, stderr = tmp_path / "events.tsv", tmp_path / "stderr.log"
+    engine = await FakeEngine().start()
+    engine.replies = [Reply(status=500), Reply(chunks=[COMPLETION_MARKER])]
+    engine.default = Reply(chunks=[COMPLETION_MARKER])
+    client = LanguageClient("security-test", "1")
+    await client.start_io(sys.executable, "-c", WATCHER, str(events), str(stderr), env=isolated_env)
+    try:
+        await client.initialize_async(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(),
+                root_uri=workspace.as_uri(),
+                initialization_options={
+                    "engine": {"url": engine.url, "apiKey": API_KEY},
+                    "completion": {"debounceMs": 0},
+                    "prompt": {"snippets": True},
+                },
+            )
+        )
+        client.initialized(types.InitializedParams())
+        text = (
+            f"from secret import {SOURCE_MARKER}\nimport outside.secret\n"
+            f"{SOURCE_MARKER}_copy = {SOURCE_MARKER}\nvalue = \n"
+        )
+        uri = (workspace / "main.py").as_uri()
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python", 1, text))
+        )
+        other = (outside / "other.py").as_uri()  # opened by the editor: its text comes over LSP
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                types.TextDocumentItem(other, "python", 1, f"def {SOURCE_MARKER}_fn():\n    pass\n")
+            )
+        )
+        params = types.InlineCompletionParams(
+            context=types.InlineCompletionContext(
+                trigger_kind=types.InlineCompletionTriggerKind.Invoked
+            ),
+            text_document=types.TextDocumentIdentifier(uri),
+            position=types.Position(3, 8),
+        )
+        answers = [
+            await asyncio.wait_for(client.text_document_inline_completion_async(params), 20)
+            for _ in range(3)
+        ]
+        assert answers[0] is not None and not answers[0].items  # the 500
+        assert answers[2] is not None and answers[2].items[0].insert_text == COMPLETION_MARKER
+        await asyncio.wait_for(client.shutdown_async(None), 10)
+        client.exit(None)
+        server = getattr(client, "_server", None)
+        if server is not None:
+            await asyncio.wait_for(server.wait(), 10)
+    finally:
+        await client.stop()  # type: ignore[no-untyped-call]
+        await engine.stop()
+
+    # The key reached the engine, and only the engine.
+    assert engine.requests[-1].headers["authorization"] == f"Bearer {API_KEY}"
+    assert engine.other_paths == []
+    log = stderr.read_text(encoding="utf-8")
+    assert "completion " in log  # -v logs every completion: the log was written
+    completions_log = Path(isolated_env["COPILOT_LSP_STATE_DIR"]) / "completions.jsonl"
+    records = completions_log.read_text(encoding="utf-8")
+    assert len(records.splitlines()) >= 3
+    for written in (log, records):
+        assert API_KEY not in written and "SECRET-9f8e" not in written
+        assert SOURCE_MARKER not in written and COMPLETION_MARKER not in written
+
+    check_events(events, workspace, outside, engine.port)
+    state = Path(isolated_env["COPILOT_LSP_STATE_DIR"])
+    assert written_files(state) <= {"completions.jsonl"}
+
+
+def check_events(events: Path, workspace: Path, outside: Path, port: int) -> None:
+    """The server opened no file in the workspace or outside it (it reads none: documents
+    come over LSP), and connected to nothing but the engine."""
+    seen = events.read_text(encoding="utf-8", errors="replace").splitlines()
+    opened = [line.split("\t", 1)[1] for line in seen if line.startswith("open\t")]
+    assert opened, "the audit hook saw nothing"
+    for path in opened:
+        resolved = os.path.realpath(path) if os.path.isabs(path) else path
+        assert not resolved.startswith(str(workspace)), f"read a workspace file: {path}"
+        assert not resolved.startswith(str(outside)), f"read a file outside: {path}"
+    connects = [line.split("\t", 1)[1] for line in seen if line.startswith("connect\t")]
+    assert connects and all(f"'127.0.0.1', {port})" in c for c in connects), connects
+
+
+def written_files(state: Path) -> set[str]:
+    return {p.name for p in state.rglob("*") if p.is_file()}
+
+
+def test_telemetry_has_no_network_sink() -> None:
+    """Telemetry writes a local JSON-lines file and keeps percentiles in memory: nothing in
+    copilot_lsp/telemetry may import a network client."""
+    root = Path(__file__).resolve().parents[2] / "server" / "copilot_lsp" / "telemetry"
+    for source in root.glob("*.py"):
+        text = source.read_text(encoding="utf-8")
+        for forbidden in ("httpx", "urllib", "requests", "socket", "http.client"):
+            assert f"import {forbidden}" not in text, (source.name, forbidden)
+    assert json.loads("{}") == {}

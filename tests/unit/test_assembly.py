@@ -1,0 +1,167 @@
+"""Prompt assembly under a token budget, with snippets and a stable window start."""
+
+from __future__ import annotations
+
+import pytest
+
+from copilot_lsp.completion.assembly import (
+    ANCHOR,
+    Limits,
+    OtherDocument,
+    PromptRequest,
+    build_prompt,
+)
+from copilot_lsp.completion.budget import TokenCounter
+from copilot_lsp.completion.templates import load_template
+from copilot_lsp.context import snippets
+from copilot_lsp.context.syntax import SyntaxTree
+from copilot_lsp.positions import line_starts
+
+BODY = "\n".join(f"        value_{i} = compute({i})" for i in range(200))
+SOURCE = (
+    f"import os\nfrom util import helper\n\n\nclass Big:\n    def run(self):\n{BODY}\n        \n"
+)
+
+
+def request(text: str, offset: int, **extra):  # type: ignore[no-untyped-def]
+    syntax = SyntaxTree.for_language("python", text)
+    assert syntax is not None
+    return PromptRequest(
+        text=text,
+        offset=offset,
+        starts=line_starts(text),
+        language_id="python",
+        path="big.py",
+        tree=syntax.tree(text),
+        **extra,
+    )
+
+
+def limits(max_tokens: int = 400, **overrides):  # type: ignore[no-untyped-def]
+    values = {
+        "max_tokens": max_tokens,
+        "prefix_lines": 1000,
+        "suffix_lines": 20,
+        "snippets": True,
+        "snippet_deadline_ms": 1000.0,
+    }
+    values.update(overrides)
+    return Limits(**values)
+
+
+def test_prompt_stays_within_budget_and_ends_at_the_cursor() -> None:
+    counter = TokenCounter()
+    built = build_prompt(
+        request(SOURCE, len(SOURCE) - 1), load_template("smollm2"), counter, limits(300)
+    )
+    assert built.tokens <= 300
+    assert counter.count(built.prompt) <= 300 * 1.1  # per-line counts approximate the whole
+    assert built.prompt.endswith("value_199 = compute(199)")  # trailing blanks held back
+    assert built.held_back == "\n        "
+
+
+def test_skeleton_brings_imports_and_enclosing_headers_above_the_window() -> None:
+    built = build_prompt(
+        request(SOURCE, len(SOURCE) - 1), load_template("smollm2"), TokenCounter(), limits(300)
+    )
+    assert built.first_line > 10
+    assert built.prompt.startswith("import os\nfrom util import helper\n...\nclass Big:\n")
+    assert "\nclass Big:\n    ...\n    def run(self):\n        ...\n        value_" in built.prompt
+
+
+def test_window_start_snaps_to_anchor_lines_so_typing_keeps_the_prefix() -> None:
+    template, counter = load_template("smollm2"), TokenCounter()
+    starts = set()
+    prompts = []
+    for line in range(150, 150 + ANCHOR):
+        lines = SOURCE.split("\n")
+        offset = sum(len(x) + 1 for x in lines[:line]) + 4
+        built = build_prompt(request(SOURCE, offset), template, counter, limits(300))
+        starts.add(built.first_line)
+        assert built.first_line % ANCHOR == 0
+        prompts.append(built.prompt)
+    assert len(starts) <= 2  # at most one move across eight lines of cursor travel
+
+
+def test_no_tree_means_no_snippets_but_a_valid_window() -> None:
+    text = SOURCE
+    plain = PromptRequest(
+        text=text, offset=len(text) - 1, starts=line_starts(text), language_id="cobol", path="x"
+    )
+    built = build_prompt(plain, load_template("smollm2"), TokenCounter(), limits(300))
+    assert built.snippets == [] and built.skeleton_lines == 0
+    assert not built.prompt.startswith("import os")
+
+
+def test_definitions_from_other_documents_are_included_as_comments() -> None:
+    text = "def main():\n    result = helper(1, 2)\n    "
+    other_text = (
+        "def helper(a, b):\n    '''Add.'''\n    return a + b\n\n\ndef unused():\n    pass\n"
+    )
+    other_tree = SyntaxTree.for_language("python", other_text)
+    assert other_tree is not None
+    index = snippets.definitions(other_tree.tree(other_text), "python", 1e12)
+    others = [OtherDocument("util.py", lambda: index)]
+    built = build_prompt(
+        request(text, len(text), others=others), load_template("smollm2"), TokenCounter(), limits()
+    )
+    assert built.prompt.startswith("# definition (util.py):\n# def helper(a, b):\n\n")
+    assert "unused" not in built.prompt
+
+
+def test_fim_template_carries_the_suffix_and_repo_template_files() -> None:
+    text = "def f(x):\n    \n\nprint(f(2))\n"
+    offset = text.index("    \n") + 4
+    fim = build_prompt(
+        request(text, offset), load_template("qwen2.5-coder"), TokenCounter(), limits()
+    )
+    assert fim.prompt == "<|fim_prefix|>def f(x):<|fim_suffix|>\n\nprint(f(2))\n<|fim_middle|>"
+    other_text = "def gather():\n    pass\n"
+    tree = SyntaxTree.for_language("python", other_text)
+    assert tree is not None
+    index = snippets.definitions(tree.tree(other_text), "python", 1e12)
+    text2 = "def f(x):\n    return gather()\n"
+    repo = build_prompt(
+        request(text2, len(text2) - 1, others=[OtherDocument("pkg/g.py", lambda: index)]),
+        load_template("qwen2.5-coder-repo"),
+        TokenCounter(),
+        limits(repo="demo"),
+    )
+    assert repo.prompt.startswith("<|repo_name|>demo\n<|file_sep|>pkg/g.py\ndef gather():\n")
+    assert "<|file_sep|>big.py\n<|fim_prefix|>def f(x):\n    return gather()" in repo.prompt
+
+
+def test_codestral_puts_the_suffix_first() -> None:
+    text = "a = 1\nb = \nc = 3\n"
+    offset = text.index("b = ") + 4
+    built = build_prompt(
+        request(text, offset), load_template("codestral"), TokenCounter(), limits()
+    )
+    assert built.prompt == "[SUFFIX]\nc = 3\n[PREFIX]a = 1\nb ="
+
+
+@pytest.mark.parametrize("family", ["starcoder2", "deepseek-coder", "codellama"])
+def test_every_family_renders_prefix_and_suffix_once(family: str) -> None:
+    text = "x = 1\ny = \nz = 3\n"
+    built = build_prompt(
+        request(text, text.index("y = ") + 4), load_template(family), TokenCounter(), limits()
+    )
+    assert built.prompt.count("x = 1\ny =") == 1
+    assert built.prompt.count("\nz = 3") == 1
+    assert load_template(family).stop
+
+
+def test_recent_chunks_are_added_unless_similar_to_the_window() -> None:
+    from copilot_lsp.completion.assembly import RecentChunk
+
+    text = "def main():\n    total = 0\n    "
+    fresh = RecentChunk("other.py", "def shipping_cost(order):\n    return order.weight * 3")
+    echo = RecentChunk("main.py", "def main():\n    total = 0", same_document=False)
+    built = build_prompt(
+        request(text, len(text), recent=[fresh, echo]),
+        load_template("smollm2"),
+        TokenCounter(),
+        limits(),
+    )
+    assert [s.text for s in built.snippets] == [fresh.text]
+    assert "# recently edited (other.py):" in built.prompt

@@ -1,0 +1,63 @@
+"""Benchmark building blocks: the sandbox, SAFIM loading and scoring, the context bench."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from copilot_lsp.bench import context
+from copilot_lsp.bench.safim import edit_similarity, exact_match, find_data_dir, load_tasks
+from copilot_lsp.bench.sandbox import UnitTest, passes
+from tests.conftest import REPO
+
+
+def test_sandbox_runs_programs_on_their_tests() -> None:
+    program = "a, b = map(int, input().split())\nprint(a + b)\n"
+    assert passes(program, [UnitTest("1 2", ["3"]), UnitTest("5 5", ["10"])])
+    assert not passes(program, [UnitTest("1 2", ["4"])])
+    assert not passes("raise SystemExit(3)\n", [UnitTest("", [""])])
+
+
+def test_sandbox_stops_runaway_programs() -> None:
+    assert not passes("while True:\n    pass\n", [UnitTest("", [""])], timeout_s=1.0)
+    assert not passes("x = bytearray(4 << 30)\n", [UnitTest("", [""])])
+
+
+def test_sandbox_has_no_inherited_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SECRET_TOKEN", "sk-123")
+    program = "import os\nprint(os.environ.get('SECRET_TOKEN', 'none'))\n"
+    assert passes(program, [UnitTest("", ["none"])])
+
+
+def test_scoring() -> None:
+    assert exact_match("np.sum(x, axis=0)", "np.sum(x,  axis=0)")
+    assert exact_match("f(a,b)", "f(a, b)")  # same AST
+    assert not exact_match("f(a)", "f(b)")
+    assert edit_similarity("a = 1", "a = 1") == 1.0
+    assert 0 < edit_similarity("a = 1", "a = 2") < 1
+
+
+def test_safim_python_tasks_load_deterministically() -> None:
+    data = find_data_dir(REPO)
+    assert data is not None, "shared/eval/safim must lie beside the checkout"
+    first = load_tasks(data, "block", 3)
+    again = load_tasks(data, "block", 3)
+    assert [t.task_id for t in first] == [t.task_id for t in again]
+    for task in first:
+        assert "{{completion}}" not in task.text
+        assert task.tests
+    assert all(not t.tests for t in load_tasks(data, "api", 2))
+
+
+def test_context_bench_reports_every_stage(tmp_path: Path) -> None:
+    source = tmp_path / "a.py"
+    source.write_text("\n".join(f"def f{i}(x):\n    return helper_{i}(x)\n" for i in range(300)))
+    other = tmp_path / "b.py"
+    other.write_text("\n".join(f"def helper_{i}(y):\n    return y\n" for i in range(300)))
+    report = context.run_context_bench([source, other], samples=10)
+    for key in ("incremental_parse_ms", "syntax_breaking_edit_ms", "context_build_ms"):
+        assert report[key]["n"] == 10
+        assert report[key]["p50"] <= report[key]["p99"]
+    assert set(report["full_parse_ms"]) == {"a.py", "b.py"}
+    assert "context build" in context.render(report)

@@ -1,0 +1,86 @@
+"""The EAGLE head's training-time test computes what vLLM's chained drafting computes.
+
+The reference below drafts the way vLLM's proposer does, one round at a time with an explicit
+KV cache: target features fill the cache up to the verified position p, then each draft step
+appends one entry computed from the previous step's output. Training unrolls the same thing
+for every position at once with masks; the two must agree.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from copilot_lsp.draft.eagle import EagleHead, EagleShape
+from copilot_lsp.draft.medusa import MedusaHeads
+
+SHAPE = EagleShape(
+    hidden_size=16,
+    intermediate_size=32,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    head_dim=4,
+    rms_norm_eps=1e-6,
+    rope_theta=10000.0,
+)
+
+
+def layer(
+    head: EagleHead, x: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, q: torch.Tensor
+) -> torch.Tensor:
+    """One query row attending to explicit cache rows, then the rest of the decoder layer."""
+    scores = (q @ keys.transpose(-1, -2)) / SHAPE.head_dim**0.5  # [1, heads, 1, n]
+    attn = torch.softmax(scores, dim=-1) @ values
+    r = x + head.o_proj(attn.transpose(1, 2).reshape(1, 1, -1))
+    n = head.post_attention_layernorm(r)
+    return r + head.down_proj(F.silu(head.gate_proj(n)) * head.up_proj(n))
+
+
+def entry(head: EagleHead, embed: torch.Tensor, feature: torch.Tensor, position: int):  # type: ignore[no-untyped-def]
+    x = head.fc(torch.cat((embed, feature), dim=-1)).view(1, 1, -1)
+    q, k, v = head._qkv(x, torch.tensor([position]))
+    return x, q, k, v
+
+
+def test_unrolled_steps_match_round_by_round_drafting() -> None:
+    torch.manual_seed(0)
+    head = EagleHead(SHAPE).eval()
+    t, steps = 9, 3
+    embeds = torch.randn(1, t, 16)
+    features = torch.randn(1, t, 16)
+    with torch.no_grad():
+        unrolled = head(embeds, features, steps)
+        for p in range(t - steps + 1):  # verified position p; drafts at p, p+1, p+2
+            cache_k, cache_v = [], []
+            for j in range(p + 1):  # the prefill/verification pass: target features
+                _, _, k, v = entry(head, embeds[0, j], features[0, j], j)
+                cache_k.append(k)
+                cache_v.append(v)
+            feature = features[0, p]
+            for s in range(1, steps + 1):
+                slot = p + s - 1
+                x, q, k, v = entry(head, embeds[0, slot], feature, slot)
+                if s > 1:
+                    cache_k.append(k)
+                    cache_v.append(v)
+                keys = torch.cat(cache_k, dim=2)
+                values = torch.cat(cache_v, dim=2)
+                out = layer(head, x, keys, values, q)[0, 0]
+                torch.testing.assert_close(out, unrolled[s - 1][0, slot], atol=1e-5, rtol=1e-4)
+                feature = out
+
+
+def test_export_names_are_the_ones_vllm_loads() -> None:
+    names = set(EagleHead(SHAPE).export_state())
+    assert "fc.weight" in names
+    assert "layers.0.self_attn.q_proj.weight" in names
+    assert "layers.0.post_attention_layernorm.weight" in names
+    assert not any("input_layernorm" in n or "embed_tokens" in n or "lm_head" in n for n in names)
+    assert EagleHead(SHAPE).export_state()["fc.weight"].shape == (16, 32)
+
+
+def test_medusa_heads_start_as_the_identity_and_export_blocks_only() -> None:
+    heads = MedusaHeads(16, 3)
+    x = torch.randn(2, 5, 16)
+    assert all(torch.equal(out, x) for out in heads(x))
+    assert set(heads.export_state()) == {f"blocks.{k}.layers.0.weight" for k in range(3)}

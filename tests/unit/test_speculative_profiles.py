@@ -1,0 +1,101 @@
+"""The shipped speculative profiles and the monitoring configs that watch them."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from copilot_lsp.engine.profiles import available_profiles, load_profile
+from copilot_lsp.settings import EngineSettings
+
+REPO = Path(__file__).resolve().parents[2]
+MONITORING = REPO / "configs" / "monitoring"
+PRODUCTION = [f"{kind}-qwen2.5-coder-32b-2xa100" for kind in ("eagle", "medusa", "baseline")]
+
+
+@pytest.fixture(autouse=True)
+def repo_configs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COPILOT_LSP_CONFIGS", str(REPO / "configs"))
+
+
+def test_local_profiles_cover_every_method() -> None:
+    names = set(available_profiles())
+    assert {"local-cpu", "local-cpu-baseline", "local-cpu-medusa", "local-cpu-ngram"} <= names
+    assert load_profile("local-cpu-baseline").speculative is None
+    medusa = load_profile("local-cpu-medusa").speculative
+    assert medusa is not None and medusa.model == "embedded-draft:medusa"
+    ngram = load_profile("local-cpu-ngram").speculative_config()
+    assert ngram == {
+        "method": "ngram",
+        "num_speculative_tokens": 3,
+        "prompt_lookup_min": 2,
+        "prompt_lookup_max": 5,
+    }
+
+
+@pytest.mark.parametrize("name", PRODUCTION)
+def test_production_profiles_give_the_two_a100_command(name: str) -> None:
+    profile = load_profile(name)
+    argv = profile.command(profile.model.source)
+    flags = dict(zip(argv[3::2], argv[4::2], strict=False))
+    assert flags["--tensor-parallel-size"] == "2"
+    assert flags["--max-model-len"] == "8192"
+    assert flags["--gpu-memory-utilization"] == "0.9"
+    assert flags["--max-num-seqs"] == "64"
+    assert "--speculative-model" not in argv and "--num-speculative-tokens" not in argv
+    if name.startswith("baseline"):
+        assert "--speculative-config" not in argv
+        return
+    config = json.loads(argv[argv.index("--speculative-config") + 1])
+    assert config["method"] == name.split("-")[0]
+    assert config["num_speculative_tokens"] == 5
+    assert config["model"].startswith("/models/drafts/")
+
+
+def test_a_resolved_draft_path_replaces_the_symbolic_one() -> None:
+    profile = load_profile("local-cpu-medusa")
+    argv = profile.command("/m", draft_path="/cache/drafts/medusa")
+    config = json.loads(argv[argv.index("--speculative-config") + 1])
+    assert config["model"] == "/cache/drafts/medusa"
+
+
+def test_alert_rules_use_real_vllm_counters_and_the_client_threshold() -> None:
+    rules = yaml.safe_load((MONITORING / "prometheus-rules.yml").read_text())
+    exprs = [rule["expr"] for group in rules["groups"] for rule in group["rules"]]
+    text = "\n".join(exprs)
+    # The gauge vllm:spec_decode_draft_acceptance_rate no longer exists: counters only.
+    assert "draft_acceptance_rate" not in text
+    assert "vllm:spec_decode_num_accepted_tokens_total" in text
+    assert "vllm:spec_decode_num_accepted_tokens_per_pos_total" in text
+    threshold = EngineSettings().acceptance_threshold
+    low = next(
+        rule
+        for group in rules["groups"]
+        for rule in group["rules"]
+        if rule.get("alert") == "SpeculativeAcceptanceLow"
+    )
+    assert f"< {threshold}" in low["expr"]
+
+
+def test_dashboard_queries_only_metrics_vllm_exports() -> None:
+    dashboard = json.loads((MONITORING / "grafana-dashboard.json").read_text())
+    exprs = [t["expr"] for panel in dashboard["panels"] for t in panel["targets"]]
+    names = set(re.findall(r"vllm:[a-z_]+", "\n".join(exprs)))
+    known = {
+        "vllm:spec_decode_num_drafts_total",
+        "vllm:spec_decode_num_draft_tokens_total",
+        "vllm:spec_decode_num_accepted_tokens_total",
+        "vllm:spec_decode_num_accepted_tokens_per_pos_total",
+        "vllm:generation_tokens_total",
+        "vllm:num_requests_running",
+        "vllm:num_requests_waiting",
+        "vllm:time_to_first_token_seconds_bucket",
+        "vllm:inter_token_latency_seconds_bucket",
+        "vllm:kv_cache_usage_perc",
+    }
+    assert names <= known, names - known
+    assert len({panel["id"] for panel in dashboard["panels"]}) == len(dashboard["panels"])
