@@ -6,6 +6,7 @@ import ast
 import difflib
 import gzip
 import json
+import os
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -31,7 +32,10 @@ class Task:
 
 
 def find_data_dir(start: Path) -> Path | None:
-    """`shared/eval/safim` next to the checkout (or any parent)."""
+    """`$COPILOT_LSP_SAFIM_DIR`, else `shared/eval/safim` beside the checkout (or a parent)."""
+    override = os.environ.get("COPILOT_LSP_SAFIM_DIR")
+    if override:
+        return Path(override) if Path(override).is_dir() else None
     for folder in [start, *start.parents]:
         candidate = folder / "shared" / "eval" / "safim"
         if candidate.is_dir():
