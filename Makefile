@@ -11,7 +11,8 @@ PROFILE ?= local-cpu
 
 .PHONY: help setup demo test test-unit test-lsp test-engine lint fmt bench-latency bench-load \
 	engine-up engine-down \
-	engine-status clean test-editors bench-neovim vscode test-vscode test-vscode-e2e bench-context bench-quality
+	engine-status clean test-editors bench-neovim vscode test-vscode test-vscode-e2e bench-context bench-quality \
+	bench-speculative
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -96,6 +97,10 @@ bench-latency: setup ## 20 completions of the sample file through the LSP (after
 
 bench-load: setup ## 60 s of replayed typing (50 keys/s, 10 documents) against the scripted engine
 	$(BIN)/copilot-lsp bench load --json docs/benchmarks/load-scripted.json
+
+bench-speculative: setup ## plain vs EAGLE vs Medusa vs n-gram on held-out code (starts each engine)
+	$(BIN)/copilot-lsp bench speculative -n 10 --max-tokens 128 \
+		--json docs/benchmarks/speculative-local-cpu-bf16.json
 
 engine-up: setup ## start the embedded engine (PROFILE=local-cpu)
 	$(BIN)/copilot-lsp engine up --profile $(PROFILE)

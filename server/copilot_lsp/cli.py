@@ -162,6 +162,9 @@ def _add_draft_commands(commands: Any) -> None:
     train.add_argument("--threads", type=int, help="torch threads (default: all cores)")
     train.add_argument("--device", help="cpu (default) or cuda")
     train.add_argument("--cache-dir", type=Path, help="where target features are cached")
+    train.add_argument(
+        "--features", type=Path, help="train on an earlier --cache-dir's shards, not the corpus"
+    )
     train.add_argument("--json", action="store_true", help="print the report as JSON")
     fingerprint = actions.add_parser("fingerprint", help="print a target model's fingerprint")
     fingerprint.add_argument("model", help="model folder, or `embedded`")
@@ -316,6 +319,7 @@ def _draft(args: argparse.Namespace) -> int:
         threads=args.threads,
         device=args.device,
         cache_dir=args.cache_dir,
+        features=args.features,
     )
     report = run(options, log=_say)
     print(json.dumps(report, indent=2) if args.json else render_report(report))

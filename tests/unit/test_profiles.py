@@ -65,7 +65,9 @@ def test_local_cpu_profile_validates() -> None:
     assert profile.name == "local-cpu"
     assert profile.embedded_dtype == "bfloat16"
     assert profile.model.served_name
-    assert profile.speculative is None
+    # The embedded default speculates with the shipped EAGLE head; the baseline does not.
+    assert profile.speculative is not None and profile.speculative.method == "eagle"
+    assert load_profile("local-cpu-baseline").speculative is None
     assert "local-cpu" in available_profiles()
 
 
@@ -78,7 +80,9 @@ def test_local_cpu_command() -> None:
     assert flag_value(argv, "--port") == "9001"
     assert flag_value(argv, "--max-model-len") == str(profile.model.max_model_len)
     assert argv[-len(profile.server.args) :] == profile.server.args
-    assert "--speculative-config" not in argv
+    assert json.loads(flag_value(argv, "--speculative-config"))["method"] == "eagle"
+    baseline = load_profile("local-cpu-baseline").command("/cache/model")
+    assert "--speculative-config" not in baseline
 
 
 def test_command_from_tmp_profile(tmp_path: Path) -> None:

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import struct
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from copilot_lsp.errors import ConfigError
 
@@ -102,13 +101,15 @@ def _tensor_index(model_dir: Path) -> dict[str, tuple[Path, dict[str, Any], int]
 
 def _bf16_bytes(path: Path, entry: dict[str, Any], start: int) -> bytes:
     """The first rows of a tensor, as bfloat16 bit patterns (round to nearest even)."""
+    import numpy as np  # here: the LSP server's own install does not need numpy
+
     dtype = entry["dtype"]
     shape = entry["shape"]
     begin, end = entry["data_offsets"]
     item = {"F32": 4, "BF16": 2, "F16": 2}.get(dtype)
     if item is None:
         raise ConfigError(f"cannot fingerprint a {dtype} tensor in {path}")
-    row = int(np.prod(shape[1:])) if len(shape) > 1 else int(shape[0])
+    row = math.prod(shape[1:]) if len(shape) > 1 else int(shape[0])
     rows = min(_ROWS, int(shape[0])) if len(shape) > 1 else 1
     count = min(rows * row, (end - begin) // item)
     with path.open("rb") as fh:

@@ -10,8 +10,9 @@ def render_report(report: dict[str, Any]) -> str:
     corpus = report["corpus"]
     lines = [
         f"{report['method']} draft for {report['target']} ({report['target_fingerprint']})",
-        f"corpus: {corpus['train_tokens']} train / {corpus['heldout_tokens']} held-out tokens "
-        f"from {corpus['files']} files; trained {report['train_seconds']:.0f} s",
+        f"data: {corpus['train_tokens']} train / {corpus['heldout_tokens']} held-out tokens "
+        f"from {corpus.get('files', corpus.get('features'))}; "
+        f"trained {report['train_seconds']:.0f} s",
         "",
         f"{'position':>9} {'step top-1':>11} {'P(accepted)':>12}",
     ]

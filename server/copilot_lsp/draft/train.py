@@ -23,7 +23,7 @@ from tqdm import tqdm
 from copilot_lsp import paths
 from copilot_lsp.draft import corpus, export
 from copilot_lsp.draft.eagle import EagleHead, EagleShape
-from copilot_lsp.draft.features import Features, extract
+from copilot_lsp.draft.features import Features, extract, load
 from copilot_lsp.draft.fingerprint import target_fingerprint
 from copilot_lsp.draft.medusa import MedusaHeads
 from copilot_lsp.draft.objectives import (
@@ -75,6 +75,10 @@ class TrainOptions:
     device: str = "cpu"
     """`cuda` trains on a GPU (the target then loads in bfloat16; the head trains in float32)."""
     cache_dir: Path | None = None
+    features: Path | None = None
+    """Train on the cached shards in FEATURES/train and FEATURES/heldout (an earlier run's
+    --cache-dir) instead of reading the corpus: the same data for two methods even after the
+    installed packages, and so the corpus, changed."""
 
     def resume_key(self) -> dict[str, Any]:
         """What must match for a checkpoint to be resumed (not `steps`: a run may be extended)."""
@@ -141,6 +145,8 @@ def run(options: TrainOptions, log: Callable[[str], None]) -> dict[str, Any]:
 def _features(
     options: TrainOptions, target: Target, fingerprint: str, log: Callable[[str], None]
 ) -> tuple[Features, Features, dict[str, Any]]:
+    if options.features is not None:
+        return _cached_features(options.features, log)
     roots = corpus.resolve_roots(list(options.corpus))
     files = corpus.collect(roots)
     train_files = [f for f in files if f.split(options.heldout_percent) == "train"]
@@ -172,6 +178,26 @@ def _features(
         "heldout_files": len(heldout_files),
         "train_tokens": len(train_seqs) * options.seq_len,
         "heldout_tokens": len(heldout_seqs) * options.seq_len,
+    }
+    return train_set, heldout_set, report
+
+
+def _cached_features(
+    folder: Path, log: Callable[[str], None]
+) -> tuple[Features, Features, dict[str, Any]]:
+    sets = []
+    for name in ("train", "heldout"):
+        shards = sorted((folder / name).glob("*.safetensors"))
+        if not shards:
+            raise ConfigError(f"no cached {name} features in {folder / name}")
+        sets.append(load(shards))
+    train_set, heldout_set = sets
+    log(f"features from {folder}: {len(train_set)} train, {len(heldout_set)} held-out sequences")
+    seq_len = int(train_set.tokens.shape[1])
+    report = {
+        "features": str(folder),
+        "train_tokens": len(train_set) * seq_len,
+        "heldout_tokens": len(heldout_set) * seq_len,
     }
     return train_set, heldout_set, report
 
@@ -287,8 +313,7 @@ def _evaluate(
 ) -> Acceptance:
     device = torch.device(options.device)
     batches = [
-        _batch(data, torch.arange(i, min(i + 8, len(data))), device)
-        for i in range(0, len(data), 8)
+        _batch(data, torch.arange(i, min(i + 8, len(data))), device) for i in range(0, len(data), 8)
     ]
     if isinstance(model, EagleHead):
         return eagle_acceptance(model, embed, out, batches, options.draft_steps)

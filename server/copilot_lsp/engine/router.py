@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import ssl
 import time
 from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
@@ -28,8 +29,9 @@ import httpx
 
 from copilot_lsp.engine.client import EngineClient
 from copilot_lsp.engine.monitor import AcceptanceMonitor, scrape
+from copilot_lsp.engine.tls import verify_option
 from copilot_lsp.engine.types import CompletionRequest, StreamChunk
-from copilot_lsp.errors import EngineError, EngineUnavailable
+from copilot_lsp.errors import ConfigError, EngineError, EngineUnavailable
 from copilot_lsp.settings import EngineSettings
 
 logger = logging.getLogger(__name__)
@@ -120,6 +122,7 @@ class Router:
         policy: RoutingPolicy | None = None,
         http: httpx.AsyncClient | None = None,
         clock: Callable[[], float] = time.monotonic,
+        verify: ssl.SSLContext | bool = True,
     ) -> None:
         if not primaries:
             raise ValueError("a router needs at least one primary endpoint")
@@ -130,7 +133,9 @@ class Router:
             Endpoint(fallback, make_client(fallback), "fallback", window) if fallback else None
         )
         self._owns_http = http is None
-        self._http = http or httpx.AsyncClient(timeout=httpx.Timeout(5.0, connect=2.0))
+        self._http = http or httpx.AsyncClient(
+            timeout=httpx.Timeout(5.0, connect=2.0), verify=verify
+        )
         self._clock = clock
         self._turn = itertools.count()
         self._task: asyncio.Task[None] | None = None
@@ -313,6 +318,11 @@ class Router:
 def router_from_settings(options: EngineSettings, url: str) -> Router:
     """The router the LSP server uses: `endpoints` (else `url`) plus the optional fallback."""
     key = options.api_key.get_secret_value() if options.api_key else None
+    try:
+        verify = verify_option(options)  # engine.tls_verify / engine.ca_file (engine/tls.py)
+    except ConfigError as error:  # still verify, against the default CAs: fail closed
+        logger.error("%s; verifying against the default CAs instead", error)
+        verify = True
 
     def make_client(base_url: str) -> EngineClient:
         return EngineClient(
@@ -321,6 +331,7 @@ def router_from_settings(options: EngineSettings, url: str) -> Router:
             model=options.model,
             connect_timeout_s=options.connect_timeout_s,
             read_timeout_s=options.read_timeout_s,
+            verify=verify,
         )
 
     policy = RoutingPolicy(
@@ -335,4 +346,6 @@ def router_from_settings(options: EngineSettings, url: str) -> Router:
         retry_after_s=options.retry_after_s,
     )
     primaries = [u.rstrip("/") for u in options.endpoints] or [url]
-    return Router(primaries, options.fallback_url, make_client=make_client, policy=policy)
+    return Router(
+        primaries, options.fallback_url, make_client=make_client, policy=policy, verify=verify
+    )

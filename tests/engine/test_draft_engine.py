@@ -1,0 +1,180 @@
+"""Draft heads in the real vLLM CPU engine: trained here, loaded there, greedy-exact.
+
+A few training steps on a tiny corpus give heads that accept almost nothing but must load and
+serve; the shipped EAGLE head accepts a lot, which exercises vLLM's accepted-token path. In
+float32 every speculative output must equal plain decoding token for token (FINDINGS: bf16
+differs with batch shape, so equality is only asserted in float32).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from copilot_lsp.draft.embedded import shipped_dir
+from copilot_lsp.draft.export import MEDUSA_HEADS, SIDECAR
+from copilot_lsp.draft.fingerprint import FINGERPRINT_KEY, target_fingerprint
+from copilot_lsp.draft.train import TrainOptions, run
+from copilot_lsp.engine import launcher
+from copilot_lsp.engine.metrics import SpecDecodeCounters, parse_metrics
+from copilot_lsp.engine.prepare import prepare_embedded_model
+from copilot_lsp.engine.profiles import Profile
+from tests.engine.conftest import _free_port
+
+pytestmark = [pytest.mark.engine, pytest.mark.timeout(900)]
+
+STDLIB_EMAIL = Path(os.__file__).parent / "email"
+PROMPTS = [
+    "def fibonacci(n):\n",
+    "class Stack:\n    def __init__(self):\n        self.items = []\n\n    def push(self, item):\n",
+]
+TOKENS = 24
+
+
+@pytest.fixture(scope="module")
+def target() -> Path:
+    return prepare_embedded_model("float32")
+
+
+@pytest.fixture(scope="module")
+def tiny_drafts(tmp_path_factory: pytest.TempPathFactory, target: Path) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("drafts")
+    drafts = {}
+    for method in ("eagle", "medusa"):
+        options = TrainOptions(
+            method=method,  # type: ignore[arg-type]
+            target=target,
+            out=root / method,
+            corpus=(str(STDLIB_EMAIL),),
+            seq_len=64,
+            train_tokens=2048,
+            heldout_tokens=512,
+            heldout_percent=40,
+            steps=3,
+            batch_size=4,
+            token_vocab=1024,
+            cache_dir=root / "features",
+        )
+        report = run(options, log=lambda message: None)
+        assert report["options"]["steps"] == 3
+        drafts[method] = options.out
+    return drafts
+
+
+def test_tiny_training_writes_vllm_checkpoints_with_the_fingerprint(
+    tiny_drafts: dict[str, Path], target: Path
+) -> None:
+    fingerprint = target_fingerprint(target)
+    eagle = json.loads((tiny_drafts["eagle"] / "config.json").read_text())
+    assert eagle["num_hidden_layers"] == 1
+    assert eagle["architectures"] == ["LlamaForCausalLM"]
+    assert eagle[FINGERPRINT_KEY] == fingerprint
+    medusa = json.loads((tiny_drafts["medusa"] / "config.json").read_text())
+    assert medusa["model_type"] == "medusa" and medusa["original_lm_head"] is True
+    assert medusa[FINGERPRINT_KEY] == fingerprint
+    # The heads alone are small; the servable folder carries the target's lm_head.
+    heads = tiny_drafts["medusa"] / "heads" / MEDUSA_HEADS
+    assert heads.stat().st_size < 5_000_000
+    assert (tiny_drafts["medusa"] / "model.safetensors").stat().st_size > 50_000_000
+    sidecar = json.loads((tiny_drafts["eagle"] / SIDECAR).read_text())
+    assert sidecar["training"]["heldout"]["per_position"]
+
+
+def test_training_resumes_from_its_checkpoint(tiny_drafts: dict[str, Path], target: Path) -> None:
+    said: list[str] = []
+    options = TrainOptions(
+        method="eagle",
+        target=target,
+        out=tiny_drafts["eagle"],
+        corpus=(str(STDLIB_EMAIL),),
+        seq_len=64,
+        train_tokens=2048,
+        heldout_tokens=512,
+        heldout_percent=40,
+        steps=4,
+        batch_size=4,
+        token_vocab=1024,
+        cache_dir=tiny_drafts["eagle"].parent / "features",
+    )
+    run(options, log=said.append)
+    assert any("resuming from step 3" in line for line in said)
+
+
+def _profile(name: str, speculative: dict[str, object] | None) -> Profile:
+    data: dict[str, object] = {
+        "name": name,
+        "model": {
+            "source": "embedded:float32",
+            "served_name": "smollm2-135m",
+            "dtype": "float32",
+            "max_model_len": 1024,
+        },
+        "server": {"startup_timeout_s": 300, "args": ["--enforce-eager", "--max-num-seqs", "4"]},
+        # One process: starts faster, and the test host is shared.
+        "env": {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_ENABLE_V1_MULTIPROCESSING": "0"},
+    }
+    if speculative is not None:
+        data["speculative"] = speculative
+    return Profile.model_validate(data)
+
+
+def _greedy(profile: Profile) -> tuple[list[str], SpecDecodeCounters]:
+    state = launcher.engine_up(profile, port=_free_port())
+    root = state.url.removesuffix("/v1")
+    try:
+        texts = []
+        for prompt in PROMPTS:
+            body = {
+                "model": "smollm2-135m",
+                "prompt": prompt,
+                "max_tokens": TOKENS,
+                "temperature": 0.0,
+                "ignore_eos": True,
+            }
+            answer = httpx.post(f"{root}/v1/completions", json=body, timeout=300).json()
+            texts.append(answer["choices"][0]["text"])
+        metrics = parse_metrics(httpx.get(f"{root}/metrics", timeout=10).text)
+        return texts, SpecDecodeCounters.from_samples(metrics)
+    finally:
+        launcher.engine_down()
+
+
+@pytest.fixture(scope="module")
+def engine_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    previous = os.environ.get("COPILOT_LSP_STATE_DIR")
+    os.environ["COPILOT_LSP_STATE_DIR"] = str(tmp_path_factory.mktemp("draft-engine-state"))
+    yield
+    if previous is None:
+        os.environ.pop("COPILOT_LSP_STATE_DIR", None)
+    else:
+        os.environ["COPILOT_LSP_STATE_DIR"] = previous
+
+
+@pytest.fixture(scope="module")
+def plain(engine_state: None) -> list[str]:
+    texts, counters = _greedy(_profile("plain", None))
+    assert counters.drafts == 0
+    return texts
+
+
+def test_tiny_medusa_loads_and_decodes_exactly_like_plain(
+    plain: list[str], tiny_drafts: dict[str, Path]
+) -> None:
+    spec = {"method": "medusa", "model": str(tiny_drafts["medusa"]), "num_speculative_tokens": 3}
+    texts, counters = _greedy(_profile("tiny-medusa", spec))
+    assert counters.drafts > 0, "the engine never used the Medusa heads"
+    assert texts == plain
+
+
+def test_shipped_eagle_head_accepts_and_decodes_exactly_like_plain(plain: list[str]) -> None:
+    spec = {"method": "eagle", "model": "embedded-draft:eagle", "num_speculative_tokens": 3}
+    texts, counters = _greedy(_profile("eagle", spec))
+    assert counters.drafts > 0
+    assert counters.accepted_tokens / counters.draft_tokens > 0.3, "the shipped head is untrained?"
+    assert texts == plain
+    assert (shipped_dir("embedded-draft:eagle") / "model.safetensors").stat().st_size < 10_000_000
