@@ -2,34 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import importlib
-import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from copilot_lsp.engine.prepare import without_media_backends
 from copilot_lsp.errors import ConfigError
-
-# PyPI's CUDA builds of these fail to import next to the CPU torch; transformers treats a
-# module mapped to None as absent (same trick as engine/prepare.py).
-_MEDIA_BACKENDS = ("torchvision", "torchaudio", "torchcodec")
-
-
-@contextlib.contextmanager
-def without_media_backends() -> Iterator[None]:
-    hidden = [name for name in _MEDIA_BACKENDS if name not in sys.modules]
-    for name in hidden:
-        sys.modules[name] = None  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        for name in hidden:
-            if name in sys.modules and sys.modules[name] is None:
-                del sys.modules[name]
 
 
 @dataclass(frozen=True)

