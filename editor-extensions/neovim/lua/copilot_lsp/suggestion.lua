@@ -21,12 +21,13 @@ local AUTOMATIC, INVOKED = 2, 1
 ---@field replace_to integer|nil byte col on the anchor row up to which the item replaces text
 ---@field accepted integer characters accepted so far (partial accepts)
 ---@field shown table<string, boolean> ids reported as displayed
+---@field dismissed table<string, boolean> ids the user dismissed: late updates of them are ignored
 ---@type table<integer, copilot_lsp.State>
 local states = {}
 
 local function state(bufnr)
   states[bufnr] = states[bufnr]
-    or { items = {}, index = 1, accepted = 0, shown = {} }
+    or { items = {}, index = 1, accepted = 0, shown = {}, dismissed = {} }
   return states[bufnr]
 end
 
@@ -85,6 +86,13 @@ function M.dismiss(bufnr, reason)
   if s.id and s.shown[s.id] and client then
     util.notify(client, "copilot/didDismissCompletion", { completionId = s.id, reason = reason })
   end
+  if s.id then
+    -- Its stream may still deliver a late partial or answer: that must not bring it back.
+    if vim.tbl_count(s.dismissed) > 200 then
+      s.dismissed = {}
+    end
+    s.dismissed[s.id] = true
+  end
   s.id, s.text, s.anchor, s.items, s.index, s.accepted, s.replace_to = nil, nil, nil, {}, 1, 0, nil
   ghost.clear(bufnr)
 end
@@ -132,9 +140,13 @@ local function show_item(bufnr, client)
   if not item then
     return M.dismiss(bufnr, "empty")
   end
+  local id = util.item_id(item)
+  if id and s.dismissed[id] then
+    return -- the answer of a suggestion dismissed while it was still streaming
+  end
   local text = type(item.insertText) == "table" and item.insertText.value or item.insertText
   local anchor, replace_to = item_anchor(bufnr, item, client)
-  set_suggestion(bufnr, util.item_id(item), text, anchor, replace_to)
+  set_suggestion(bufnr, id, text, anchor, replace_to)
 end
 
 --- Ask the server for a suggestion at the cursor now.
@@ -218,6 +230,9 @@ function M.on_partial(params, client)
     return require("copilot_lsp.builtin").on_partial(bufnr, params, row, col)
   end
   local s = state(bufnr)
+  if s.dismissed[params.completionId] then
+    return
+  end
   if params.text == "" then
     if s.id == params.completionId then
       M.dismiss(bufnr, "empty")
