@@ -89,7 +89,7 @@ def test_prepared_folder_has_a_plain_llama_config(prepared: Prepared) -> None:
 
 
 def test_prepared_folder_loads_and_writes_python(prepared: Prepared) -> None:
-    with prepare._without_media_backends():
+    with prepare.without_media_backends():
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
