@@ -22,7 +22,7 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
-from copilot_lsp.draft.fingerprint import FINGERPRINT_KEY
+from copilot_lsp.draft.fingerprint import FINGERPRINT_KEY, read_json
 from copilot_lsp.errors import ConfigError
 
 SIDECAR = "copilot_lsp_draft.json"
@@ -113,16 +113,6 @@ def target_tensor(target_dir: Path, names: tuple[str, ...]) -> torch.Tensor:
                     tensor: torch.Tensor = handle.get_tensor(name)
                     return tensor
     raise ConfigError(f"{target_dir} has none of {', '.join(names)}")
-
-
-def read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise ConfigError(f"cannot read {path}: {error}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path} is not a JSON object")
-    return data
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:

@@ -57,7 +57,7 @@ def _tensor_names(num_layers: int) -> list[str]:
 
 def target_fingerprint(model_dir: Path) -> str:
     """`v1:<sha256 prefix>` of the target in `model_dir` (config.json + safetensors)."""
-    config = _read_json(model_dir / "config.json")
+    config = read_json(model_dir / "config.json")
     digest = hashlib.sha256()
     fields = {key: config.get(key) for key in _CONFIG_FIELDS if key in config}
     digest.update(json.dumps(fields, sort_keys=True).encode())
@@ -73,7 +73,7 @@ def target_fingerprint(model_dir: Path) -> str:
     return f"{SCHEME}:{digest.hexdigest()[:24]}"
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def read_json(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
