@@ -102,3 +102,45 @@ def test_lookup_takes_the_first_index_holding_a_name() -> None:
     second = {"helper": [snippets.Definition("helper", "def helper(b):", 0)]}
     found = list(snippets.lookup(["helper", "missing"], [("a.py", first), ("b.py", second)]))
     assert [(path, d.header) for path, d in found] == [("a.py", "def helper(a):")]
+
+
+def test_incremental_definitions_match_a_fresh_search_after_every_edit() -> None:
+    # A real, large file (argparse has classes far over CHUNK_BYTES) edited the way users
+    # edit: characters typed into names, lines inserted and deleted, a new function added,
+    # brackets left open for a while. After each edit the incremental index must equal a
+    # search of a fresh parse, line numbers included.
+    import random
+    import sysconfig
+    from pathlib import Path
+
+    text = (Path(sysconfig.get_paths()["stdlib"]) / "argparse.py").read_text(encoding="utf-8")
+    syntax = SyntaxTree.for_language("python", text)
+    assert syntax is not None
+    cache = snippets.DefinitionCache()
+    rng = random.Random(3)
+    edits = ["x", "\n", "(", "", "\ndef added_here(a):\n    return a\n", "    ", "class"]
+    reused = 0
+    for _ in range(80):
+        start = rng.randrange(len(text))
+        end = start + rng.choice([0, 0, 1, 5, 200])
+        new = rng.choice(edits)
+        syntax.edit(text, start, min(end, len(text)), new)
+        text = text[:start] + new + text[min(end, len(text)) :]
+        chunks_before = dict(cache.chunks)
+        incremental = snippets.definitions_incremental(syntax.tree(text), "python", FAR, cache)
+        reused += sum(1 for key in cache.chunks if key in chunks_before)
+        fresh = snippets.definitions(syntax.parse_other(text), "python", FAR)
+        assert incremental == fresh
+    assert reused > 1000, "unchanged subtrees are reused, not searched again"
+
+
+def test_incremental_definitions_under_an_expired_deadline_keep_the_cache() -> None:
+    cache = snippets.DefinitionCache()
+    parsed = tree("python", PY)
+    assert snippets.definitions_incremental(parsed, "python", time.perf_counter() - 1, cache) == {}
+    assert not cache.complete and not cache.chunks
+    assert set(snippets.definitions_incremental(parsed, "python", FAR, cache)) == {
+        "Store",
+        "add",
+        "helper",
+    }

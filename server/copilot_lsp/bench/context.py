@@ -43,7 +43,21 @@ def _summary(samples: list[float]) -> dict[str, float]:
     }
 
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_IDENTIFIER = re.compile(r"(?<![A-Za-z0-9_.'\"])[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _identifier_end(text: str, rng: random.Random) -> int:
+    """The end of a random identifier in `text` (searched from a random point)."""
+    match = _IDENTIFIER.search(text, rng.randrange(len(text)))
+    if match is None:
+        match = _IDENTIFIER.search(text)
+    assert match is not None, "a benchmark file without identifiers"
+    return match.end()
+
+
+def _has_error(document: Document) -> bool:
+    assert document.syntax is not None
+    return document.syntax.tree(document.text).root_node.has_error
 
 
 def _timed_edit(
@@ -84,23 +98,26 @@ def run_context_bench(files: list[Path], samples: int = 200, seed: int = 7) -> d
     others = [OtherDocument(d.uri.rsplit("/", 1)[-1], index.lazy(d)) for d in documents[1:]]
     for other in others:
         other.definitions()  # index once, as an editor session would have by now
+    index.lazy(main)()  # the first parse's full search; every build below is after it
 
     incremental: list[float] = []
     breaking: list[float] = []
     build: list[float] = []
-    identifiers = [m.end() for m in _IDENTIFIER.finditer(main.text)]
     for version in range(2, samples + 2):
-        # Typing: one character appended to an identifier (the file stays valid) ...
-        text = main.text
-        offset = identifiers[rng.randrange(len(identifiers))] + version - 2
-        offset = min(offset, len(text))
+        # Typing: one character appended to an identifier. Any edit that leaves an error
+        # behind (`if` -> `ifx`) is undone untimed, so every sample starts from a valid file:
+        # errors piling up would make later samples measure error recovery, not typing.
+        offset = _identifier_end(main.text, rng)
         incremental.append(_timed_edit(store, main, version * 3, offset, offset, "x"))
+        if _has_error(main):
+            _timed_edit(store, main, version * 3, offset, offset + 1, "")
         # ... and a bracket typed then deleted (the file breaks, then heals).
         offset = rng.randrange(len(main.text))
         breaking.append(_timed_edit(store, main, version * 3 + 1, offset, offset, "("))
         _timed_edit(store, main, version * 3 + 2, offset, offset + 1, "")
         assert main.syntax is not None
         tree = main.syntax.tree(main.text)
+        assert not tree.root_node.has_error, "typing then deleting a bracket must heal the file"
 
         cursor = rng.randrange(len(main.text))
         started = time.perf_counter()

@@ -1,11 +1,12 @@
-"""Definitions per open document, computed lazily and kept until the document changes."""
+"""Definitions per open document, computed lazily and kept until the document changes;
+after a change only the edited part of the tree is searched again."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
 
-from copilot_lsp.context.snippets import Definition, definitions
+from copilot_lsp.context.snippets import Definition, DefinitionCache, definitions_incremental
 from copilot_lsp.documents import Document
 
 Definitions = dict[str, list[Definition]]
@@ -15,6 +16,7 @@ class DefinitionIndex:
     def __init__(self, deadline_ms: float = 20.0) -> None:
         self._deadline_ms = deadline_ms
         self._cache: dict[str, tuple[int, Definitions]] = {}
+        self._chunks: dict[str, DefinitionCache] = {}
 
     def lazy(self, document: Document) -> Callable[[], Definitions]:
         """A function giving `document`'s definitions, parsed at most once per version."""
@@ -27,7 +29,9 @@ class DefinitionIndex:
             if document.syntax is None or document.version != version:
                 return {}
             deadline = time.perf_counter() + self._deadline_ms / 1000.0
-            found = definitions(document.syntax.tree(document.text), document.language_id, deadline)
+            chunks = self._chunks.setdefault(document.uri, DefinitionCache())
+            tree = document.syntax.tree(document.text)
+            found = definitions_incremental(tree, document.language_id, deadline, chunks)
             self._cache[document.uri] = (version, found)
             return found
 
@@ -35,3 +39,4 @@ class DefinitionIndex:
 
     def forget(self, uri: str) -> None:
         self._cache.pop(uri, None)
+        self._chunks.pop(uri, None)

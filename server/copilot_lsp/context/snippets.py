@@ -120,6 +120,118 @@ def definitions(
     return index
 
 
+# Subtrees at most this large are searched with the query in one go; larger changed ones
+# are opened up so that an edit inside a 3,000-line class re-searches one method, not the class.
+CHUNK_BYTES = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    name: str
+    header: str
+    row: int
+    """Relative to the first row of the subtree it was found in."""
+
+
+_Key = tuple[str, int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class _Chunk:
+    found: list[_Found]
+    parts: tuple[_Key, ...]
+    """The keys of the children a large subtree was opened into: kept when it is kept."""
+
+
+class DefinitionCache:
+    """Definitions found per subtree, kept from one parse of a document to the next.
+
+    Subtrees are known by their type and text: an edit changes the text of the subtrees
+    on its path only, so every other one is found here, wherever it moved, and only the
+    edited path is searched again. (Tree-sitter's node ids do not survive a re-parse.)
+    """
+
+    __slots__ = ("chunks", "complete")
+
+    def __init__(self) -> None:
+        self.complete = False
+        self.chunks: dict[_Key, _Chunk] = {}
+
+
+class _DeadlinePassed(Exception):
+    pass
+
+
+def definitions_incremental(
+    tree: tree_sitter.Tree, language_id: str, deadline: float, cache: DefinitionCache
+) -> dict[str, list[Definition]]:
+    """`definitions(tree, ...)`, reusing what `cache` found in the previous parse.
+
+    The cache is replaced only by a complete pass: one cut short by the deadline returns
+    nothing and leaves the cache as it was.
+    """
+    query = _definition_query(language_id)
+    index: dict[str, list[Definition]] = {}
+    if query is None or time.perf_counter() > deadline:
+        return index
+    kinds = DEFINITIONS.get(FAMILY.get(language_id, ""), {})
+    source = tree.root_node.text or b""
+    fresh: dict[_Key, _Chunk] = {}
+
+    def keep(key: _Key, chunk: _Chunk) -> None:
+        fresh[key] = chunk
+        for part in chunk.parts:
+            if part not in fresh:
+                keep(part, cache.chunks[part])
+
+    def named(definition: tree_sitter.Node, name: tree_sitter.Node, first_row: int) -> _Found:
+        return _Found(
+            source[name.start_byte : name.end_byte].decode("utf-8", "replace"),
+            header_of(definition, source),
+            definition.start_point[0] - first_row,
+        )
+
+    def collect(node: tree_sitter.Node) -> tuple[_Key, _Chunk]:
+        size = node.end_byte - node.start_byte
+        key = (node.type, size, hash(source[node.start_byte : node.end_byte]))
+        chunk = cache.chunks.get(key) or fresh.get(key)
+        if chunk is not None:
+            keep(key, chunk)
+            return key, chunk
+        if time.perf_counter() > deadline:
+            raise _DeadlinePassed
+        first_row = node.start_point[0]
+        found: list[_Found] = []
+        parts: list[_Key] = []
+        if size <= CHUNK_BYTES or node.child_count == 0:
+            for _, captures in tree_sitter.QueryCursor(query).matches(node):
+                found.append(named(captures["definition"][0], captures["name"][0], first_row))
+        else:
+            field = kinds.get(node.type)
+            name = node.child_by_field_name(field) if field is not None else None
+            if name is not None:
+                found.append(named(node, name, first_row))
+            for child in node.children:
+                part, inner = collect(child)
+                parts.append(part)
+                shift = child.start_point[0] - first_row
+                found.extend(_Found(f.name, f.header, f.row + shift) for f in inner.found)
+        fresh[key] = chunk = _Chunk(found, tuple(parts))
+        return key, chunk
+
+    try:
+        _, everything = collect(tree.root_node)
+    except _DeadlinePassed:
+        return index
+    cache.complete, cache.chunks = True, fresh
+    first_row = tree.root_node.start_point[0]
+    for found in everything.found:
+        index.setdefault(found.name, []).append(
+            Definition(found.name, found.header, first_row + found.row)
+        )
+    return index
+
+
 def names_near(text: str) -> list[str]:
     """Identifiers in `text` worth looking up, nearest to its end first."""
     seen: dict[str, None] = {}
