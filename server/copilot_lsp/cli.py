@@ -95,6 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
     speculative.add_argument("--port", type=int, default=8250)
     speculative.add_argument("--json", type=Path, help="write the full report here")
 
+    from copilot_lsp.bench.engine import command as engine_bench
+
+    engine_bench.add_parser(benches)
+
     context = benches.add_parser(
         "context", help="parse and context-build latency on large real files"
     )
@@ -386,6 +390,11 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
+    if args.bench == "engine":
+        from copilot_lsp.bench.engine import command as engine_bench
+
+        print(engine_bench.run(args))
+        return 0
     if args.bench == "speculative":
         return _bench_speculative(args)
     if args.bench == "context":

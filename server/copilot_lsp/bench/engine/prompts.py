@@ -1,0 +1,89 @@
+"""Prompt sets for the engine benchmark, cut from held-out code.
+
+`flat` and `nested` are prefixes of held-out corpus files (draft/corpus.py: never trained on,
+never SAFIM), each cut right after a line that opens a block: at indentation depth 0 or 1 for
+`flat` (a function or method body follows), at depth 3 or more for `nested` (the body of a
+loop inside a condition inside a function…), which is where the design brief says Medusa's
+acceptance collapses. `longform` is three long generation tasks written for this benchmark:
+the brief's own three prompts are not in our hands, so these stand in for them (same kind:
+a long, self-contained piece of code to write from a short description).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from copilot_lsp.draft import corpus
+
+SETS = ("flat", "nested", "longform")
+
+LONGFORM = (
+    '"""An LRU cache with a time-to-live per entry, thread safe, with hit/miss statistics."""\n'
+    "\nimport threading\nimport time\nfrom collections import OrderedDict\n\n\n"
+    "class TTLCache:\n",
+    '"""A tokenizer and recursive-descent parser for arithmetic expressions with variables,\n'
+    'unary minus, exponentiation and function calls; errors carry the column."""\n'
+    "\nfrom dataclasses import dataclass\n\n\n@dataclass\nclass Token:\n",
+    '"""Command-line tool: walk a directory, group files by content hash, report duplicates\n'
+    'as JSON or as a table, optionally hard-link them."""\n'
+    "\nimport argparse\nimport hashlib\nimport json\nimport os\n\n\n"
+    "def parse_args(argv=None):\n",
+)
+
+
+_OPENER = re.compile(
+    r"\s*(async\s+)?(def|class|if|elif|else|for|while|with|try|except|finally|match|case)\b.*:$"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    set: str
+    name: str
+    text: str
+
+
+def _depth(line: str) -> int:
+    expanded = line.expandtabs(4)
+    return (len(expanded) - len(expanded.lstrip(" "))) // 4
+
+
+def _cut(text: str, wanted: str, min_chars: int, max_chars: int) -> str | None:
+    """The text up to the last block opener of the wanted kind before `max_chars`."""
+    lines = text[:max_chars].split("\n")[:-1]
+    end = sum(len(line) + 1 for line in lines)
+    for line in reversed(lines):
+        stripped = line.rstrip()
+        if end < min_chars:
+            return None
+        if _OPENER.match(stripped):
+            depth = _depth(line)
+            if (wanted == "flat" and depth <= 1) or (wanted == "nested" and depth >= 3):
+                return text[:end]
+        end -= len(line) + 1
+    return None
+
+
+def prompt_sets(per_set: int, max_chars: int = 1500, heldout_percent: int = 5) -> list[Prompt]:
+    """`per_set` flat and nested prompts (fewer if the held-out split runs out) and the
+    long-form ones (at most `per_set`)."""
+    found: dict[str, list[Prompt]] = {"flat": [], "nested": []}
+    for source in corpus.collect(corpus.default_roots()):
+        if all(len(prompts) >= per_set for prompts in found.values()):
+            break
+        if source.split(heldout_percent) != "heldout":
+            continue
+        text = corpus.read_text(source)
+        if not text:
+            continue
+        for wanted, prompts in found.items():
+            if len(prompts) >= per_set:
+                continue
+            # Nested blocks sit deeper in a file: look further for them.
+            cut = _cut(text, wanted, max_chars // 3, max_chars * (4 if wanted == "nested" else 1))
+            if cut is not None:
+                prompts.append(Prompt(wanted, source.path.name, cut[-max_chars:]))
+                break  # one prompt per file: the sets do not share a file
+    longform = [Prompt("longform", f"longform-{i + 1}", text) for i, text in enumerate(LONGFORM)]
+    return found["flat"] + found["nested"] + longform[:per_set]
