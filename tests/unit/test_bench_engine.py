@@ -245,3 +245,40 @@ def test_report_only_without_results_is_a_clear_error(tmp_path: Path) -> None:
 
     with pytest.raises(CopilotLspError, match=r"results\.json"):
         command.run(argparse.Namespace(report_only=True, out=tmp_path))
+
+
+def test_running_endpoints_are_benchmarked_repeat_by_repeat(tmp_path: Path) -> None:
+    import asyncio
+    import threading
+
+    from copilot_lsp.bench.engine.run import run_benchmark
+
+    # Two scripted engines stand for two profiles already running; they live on their own
+    # event loop because run_benchmark drives its own.
+    loop = asyncio.new_event_loop()
+    threading.Thread(target=loop.run_forever, daemon=True).start()
+    engines = [
+        asyncio.run_coroutine_threadsafe(FakeEngine().start(), loop).result(5) for _ in range(2)
+    ]
+    try:
+        for engine in engines:
+            engine.default = Reply(chunks=["a", "b"])
+        plan = Plan(["flat"], [1, 2], [0.0], repeats=2, max_tokens=4)
+        data = run_benchmark(
+            ["one", "two"],
+            plan,
+            PROMPTS[:2],
+            endpoints={"one": engines[0].url, "two": engines[1].url},
+            port=0,
+        )
+    finally:
+        for engine in engines:
+            asyncio.run_coroutine_threadsafe(engine.stop(), loop).result(5)
+        loop.call_soon_threadsafe(loop.stop)
+    order = [(cell["repeat"], cell["profile"]) for cell in data["cells"]]
+    assert order == [(0, "one"), (0, "one"), (0, "two"), (0, "two"),
+                     (1, "one"), (1, "one"), (1, "two"), (1, "two")]  # fmt: skip
+    assert data["profiles"]["one"]["endpoint"] == engines[0].url.removesuffix("/v1")
+    assert all(r["ok"] and r["tokens"] == 2 for c in data["cells"] for r in c["requests"])
+    # 1 warm-up + (2 flat + 4 at concurrency 2) per repeat, on each engine
+    assert [len(engine.requests) for engine in engines] == [2 + 2 * 6, 2 + 2 * 6]

@@ -99,3 +99,16 @@ def test_dashboard_queries_only_metrics_vllm_exports() -> None:
     }
     assert names <= known, names - known
     assert len({panel["id"] for panel in dashboard["panels"]}) == len(dashboard["panels"])
+
+
+@pytest.mark.parametrize("method", ["baseline", "eagle", "medusa", "ngram"])
+def test_gpu_benchmark_profiles_match_the_cpu_ones_on_one_gpu(method: str) -> None:
+    gpu = load_profile(f"gpu-smollm2-{method}")
+    cpu = load_profile("local-cpu" if method == "eagle" else f"local-cpu-{method}")
+    # Same target and same draft, so the GPU report compares with the CPU one.
+    assert gpu.model == cpu.model
+    assert gpu.speculative_config() == cpu.speculative_config()
+    argv = gpu.command(gpu.model.source)
+    assert "--enforce-eager" not in argv and "--tensor-parallel-size" not in argv
+    assert argv[argv.index("--max-num-seqs") + 1] == "64"
+    assert argv[argv.index("--gpu-memory-utilization") + 1] == "0.25"

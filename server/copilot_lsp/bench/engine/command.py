@@ -11,6 +11,7 @@ from copilot_lsp.errors import CopilotLspError
 
 DEFAULT_PROFILES = "local-cpu-baseline,local-cpu,local-cpu-medusa,local-cpu-ngram"
 REPORT = "report.md"
+ROOFLINE = "roofline.md"
 DATA = "results.json"
 SUMMARY = "summary.json"
 
@@ -68,7 +69,7 @@ def _ints(text: str) -> list[int]:
 
 def run(args: argparse.Namespace) -> str:
     """Measure (or reload), then write the report folder; returns the report's text."""
-    from copilot_lsp.bench.engine import claims, markdown, plots, report
+    from copilot_lsp.bench.engine import claims, markdown, plots, report, roofline
 
     out: Path = args.out
     if args.report_only:
@@ -85,6 +86,7 @@ def run(args: argparse.Namespace) -> str:
     names = plots.draw(data, summary, out)
     text = markdown.render(data, summary, answers, names)
     (out / REPORT).write_text(text, encoding="utf-8")
+    (out / ROOFLINE).write_text(roofline.render(summary), encoding="utf-8")
     (out / SUMMARY).write_text(
         json.dumps({**summary, "claims": [a.as_dict() for a in answers]}, indent=1) + "\n",
         encoding="utf-8",

@@ -17,7 +17,7 @@ import httpx
 from tqdm import tqdm
 
 from copilot_lsp.bench.engine.prompts import Prompt
-from copilot_lsp.bench.engine.runner import Cell, Plan, run_profile_cells
+from copilot_lsp.bench.engine.runner import Cell, CellSpec, Plan, run_profile_cells
 from copilot_lsp.engine import launcher
 from copilot_lsp.engine.profiles import Profile, load_profile
 
@@ -56,6 +56,50 @@ def _served_model(root: str) -> str:
     return str(models["data"][0]["id"])
 
 
+def _run_one(
+    name: str,
+    cells: Sequence[CellSpec],
+    plan: Plan,
+    prompts: Sequence[Prompt],
+    info: dict[str, Any],
+    endpoints: dict[str, str],
+    port: int,
+    log: Callable[[str], None],
+    bar: tqdm,
+) -> list[Cell]:
+    """These cells on profile `name`: on its running endpoint, or on an engine started for
+    them and stopped after."""
+    if name in endpoints:
+        root = endpoints[name].removesuffix("/").removesuffix("/v1")
+        info["endpoint"] = root
+        return asyncio.run(
+            run_profile_cells(
+                root, _served_model(root), name, cells, prompts, plan.max_tokens, bar.update
+            )
+        )
+    profile = with_capacity(load_profile(name), max(plan.concurrency))
+    info["speculative"] = profile.speculative_config()
+    info["dtype"] = profile.model.dtype
+    with _own_state_dir():
+        began = time.perf_counter()
+        state = launcher.engine_up(profile, port=port, log=log)
+        info.setdefault("start_s", []).append(round(time.perf_counter() - began, 1))
+        try:
+            return asyncio.run(
+                run_profile_cells(
+                    state.url.removesuffix("/v1"),
+                    profile.model.served_name,
+                    name,
+                    cells,
+                    prompts,
+                    plan.max_tokens,
+                    bar.update,
+                )
+            )
+        finally:
+            launcher.engine_down()
+
+
 def run_benchmark(
     profile_names: Sequence[str],
     plan: Plan,
@@ -66,45 +110,20 @@ def run_benchmark(
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     cells = plan.cells(prompts)
-    total_requests = sum(spec.requests for spec in cells)
-    profiles_info: dict[str, Any] = {}
+    profiles_info: dict[str, Any] = {name: {"name": name} for name in profile_names}
     results: list[Cell] = []
     started = time.time()
-    for name in profile_names:
-        info: dict[str, Any] = {"name": name}
-        with tqdm(total=total_requests, desc=name, unit="req", leave=True) as bar:
-            if name in endpoints:
-                root = endpoints[name].removesuffix("/").removesuffix("/v1")
-                model = _served_model(root)
-                info["endpoint"] = root
-                results += asyncio.run(
-                    run_profile_cells(
-                        root, model, name, cells, prompts, plan.max_tokens, lambda: bar.update()
-                    )
+    # Repeat-major: every profile runs repeat 0, then every profile repeat 1, … A shared
+    # machine's load drifts over minutes; this way the drift lands in the spread between
+    # repeats instead of in the differences between profiles.
+    with tqdm(total=sum(spec.requests for spec in cells) * len(profile_names), unit="req") as bar:
+        for repeat in range(plan.repeats):
+            todo = [spec for spec in cells if spec.repeat == repeat]
+            for name in profile_names:
+                bar.set_description(f"{name} (repeat {repeat + 1}/{plan.repeats})")
+                results += _run_one(
+                    name, todo, plan, prompts, profiles_info[name], endpoints, port, log, bar
                 )
-            else:
-                profile = with_capacity(load_profile(name), max(plan.concurrency))
-                info["speculative"] = profile.speculative_config()
-                info["dtype"] = profile.model.dtype
-                with _own_state_dir():
-                    began = time.perf_counter()
-                    state = launcher.engine_up(profile, port=port, log=log)
-                    info["start_s"] = round(time.perf_counter() - began, 1)
-                    try:
-                        results += asyncio.run(
-                            run_profile_cells(
-                                state.url.removesuffix("/v1"),
-                                profile.model.served_name,
-                                name,
-                                cells,
-                                prompts,
-                                plan.max_tokens,
-                                lambda: bar.update(),
-                            )
-                        )
-                    finally:
-                        launcher.engine_down()
-        profiles_info[name] = info
     return {
         "machine": {
             "platform": platform.platform(),
