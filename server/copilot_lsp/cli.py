@@ -169,6 +169,13 @@ def _add_draft_commands(commands: Any) -> None:
     train.add_argument(
         "--features", type=Path, help="train on an earlier --cache-dir's shards, not the corpus"
     )
+    train.add_argument(
+        "--generated-share",
+        type=float,
+        help="share of sequences the target continues itself after --generated-prompt tokens",
+    )
+    train.add_argument("--generated-prompt", type=int, help="corpus tokens kept (default 64)")
+    train.add_argument("--init", type=Path, help="start from this exported EAGLE head folder")
     train.add_argument("--json", action="store_true", help="print the report as JSON")
     fingerprint = actions.add_parser("fingerprint", help="print a target model's fingerprint")
     fingerprint.add_argument("model", help="model folder, or `embedded`")
@@ -324,6 +331,9 @@ def _draft(args: argparse.Namespace) -> int:
         device=args.device,
         cache_dir=args.cache_dir,
         features=args.features,
+        generated_share=args.generated_share,
+        generated_prompt=args.generated_prompt,
+        init=args.init,
     )
     report = run(options, log=_say)
     print(json.dumps(report, indent=2) if args.json else render_report(report))

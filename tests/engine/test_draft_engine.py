@@ -178,3 +178,36 @@ def test_shipped_eagle_head_accepts_and_decodes_exactly_like_plain(plain: list[s
     assert counters.accepted_tokens / counters.draft_tokens > 0.3, "the shipped head is untrained?"
     assert texts == plain
     assert (shipped_dir("embedded-draft:eagle") / "model.safetensors").stat().st_size < 10_000_000
+
+
+def test_self_distilled_training_continues_the_shipped_head(
+    tmp_path: Path, target: Path, tiny_drafts: dict[str, Path]
+) -> None:
+    # Half the sequences are the target's own greedy continuation of their first 16 tokens;
+    # the head starts from the shipped one, so after one tiny step it already accepts a
+    # lot on held-out text, where a fresh head accepts next to nothing.
+    options = TrainOptions(
+        method="eagle",
+        target=target,
+        out=tmp_path / "eagle",
+        corpus=(str(STDLIB_EMAIL),),
+        seq_len=64,
+        train_tokens=1024,
+        heldout_tokens=512,
+        heldout_percent=40,
+        steps=1,
+        batch_size=4,
+        lr=1e-6,
+        token_vocab=1024,
+        cache_dir=tmp_path / "features",
+        generated_share=0.5,
+        generated_prompt=16,
+        init=shipped_dir("eagle"),
+    )
+    report = run(options, log=lambda message: None)
+    assert report["corpus"]["generated_share"] == 0.5
+    generated = list((tmp_path / "features" / "generated" / "train").glob("*.safetensors"))
+    assert generated, "the continuations are cached"
+    assert report["heldout"]["acceptance_rate"] > 0.2
+    fresh = json.loads((tiny_drafts["eagle"] / SIDECAR).read_text())["training"]["heldout"]
+    assert fresh["acceptance_rate"] < 0.1

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from copilot_lsp.draft.target import TargetShape
+from copilot_lsp.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -164,10 +166,36 @@ class EagleHead(nn.Module):
             out = out + weights[..., t + n : t + n + 1] * values
         return out
 
+    def load_export(self, folder: Path) -> None:
+        """Load the weights of an exported head (the inverse of `export_state`)."""
+        from safetensors.torch import load_file
+
+        from copilot_lsp.draft.export import WEIGHTS
+
+        path = folder / WEIGHTS
+        if not path.is_file():
+            raise ConfigError(f"no EAGLE weights at {path}")
+        saved = load_file(str(path))
+        current = self.export_state()
+        if set(saved) != set(current):
+            raise ConfigError(f"{path} is not an EAGLE head of this project's shape")
+        with torch.no_grad():
+            for name, tensor in self._export_names().items():
+                if saved[name].shape != tensor.shape:
+                    raise ConfigError(
+                        f"{path}: {name} is {tuple(saved[name].shape)}, this target needs "
+                        f"{tuple(tensor.shape)} (a head for another target?)"
+                    )
+                tensor.copy_(saved[name].to(tensor.dtype))
+
     def export_state(self) -> dict[str, torch.Tensor]:
         """Tensors under the names vLLM's EagleLlamaForCausalLM loads."""
+        names = self._export_names()
+        return {name: tensor.detach().cpu().clone() for name, tensor in names.items()}
+
+    def _export_names(self) -> dict[str, torch.Tensor]:
         layer = "layers.0"
-        names = {
+        return {
             "fc.weight": self.fc.weight,
             f"{layer}.self_attn.q_proj.weight": self.q_proj.weight,
             f"{layer}.self_attn.k_proj.weight": self.k_proj.weight,
@@ -178,4 +206,3 @@ class EagleHead(nn.Module):
             f"{layer}.mlp.up_proj.weight": self.up_proj.weight,
             f"{layer}.mlp.down_proj.weight": self.down_proj.weight,
         }
-        return {name: tensor.detach().cpu().clone() for name, tensor in names.items()}

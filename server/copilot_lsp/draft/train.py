@@ -21,7 +21,7 @@ import torch
 from tqdm import tqdm
 
 from copilot_lsp import paths
-from copilot_lsp.draft import corpus, export
+from copilot_lsp.draft import corpus, export, generate
 from copilot_lsp.draft.eagle import EagleHead, EagleShape
 from copilot_lsp.draft.features import Features, extract, load
 from copilot_lsp.draft.fingerprint import target_fingerprint
@@ -75,6 +75,13 @@ class TrainOptions:
     device: str = "cpu"
     """`cuda` trains on a GPU (the target then loads in bfloat16; the head trains in float32)."""
     cache_dir: Path | None = None
+    generated_share: float = 0.0
+    """Share of the sequences whose text after `generated_prompt` tokens is replaced by the
+    target's own greedy continuation (draft/generate.py); train and held-out alike."""
+    generated_prompt: int = 64
+    init: Path | None = None
+    """Start from this exported EAGLE head (a folder `draft train` wrote) instead of random
+    weights: fine-tuning a shipped head on new data."""
     features: Path | None = None
     """Train on the cached shards in FEATURES/train and FEATURES/heldout (an earlier run's
     --cache-dir) instead of reading the corpus: the same data for two methods even after the
@@ -85,6 +92,9 @@ class TrainOptions:
         data = asdict(self)
         for key in ("out", "steps", "checkpoint_every", "threads", "cache_dir", "dtype", "device"):
             data.pop(key)
+        for key, default in (("generated_share", 0.0), ("generated_prompt", 64), ("init", None)):
+            if data[key] == default:  # older checkpoints did not know these: still resumable
+                data.pop(key)
         return json.loads(json.dumps(data, default=str))  # type: ignore[no-any-return]
 
 
@@ -115,6 +125,11 @@ def run(options: TrainOptions, log: Callable[[str], None]) -> dict[str, Any]:
     model: torch.nn.Module
     if options.method == "eagle":
         model = EagleHead(EagleShape.of(target.shape))
+        if options.init is not None:
+            model.load_export(options.init)
+            log(f"starting from the EAGLE head in {options.init}")
+    elif options.init is not None:
+        raise ConfigError("--init continues an EAGLE head; Medusa heads train from scratch")
     else:
         model = MedusaHeads(target.shape.hidden_size, options.draft_steps)
     model.to(device)
@@ -146,6 +161,8 @@ def _features(
     options: TrainOptions, target: Target, fingerprint: str, log: Callable[[str], None]
 ) -> tuple[Features, Features, dict[str, Any]]:
     if options.features is not None:
+        if options.generated_share:
+            raise ConfigError("--generated-share needs the corpus, not cached --features")
         return _cached_features(options.features, log)
     roots = corpus.resolve_roots(list(options.corpus))
     files = corpus.collect(roots)
@@ -169,6 +186,20 @@ def _features(
         f"{len(train_seqs)} train and {len(heldout_seqs)} held-out sequences of {options.seq_len}"
     )
     cache = options.cache_dir or paths.cache_dir() / "draft-features"
+    if options.generated_share:
+        train_seqs, heldout_seqs = (
+            generate.with_generated(
+                target,
+                fingerprint,
+                seqs,
+                share=options.generated_share,
+                keep=options.generated_prompt,
+                cache_dir=cache,
+                name=name,
+                log=log,
+            )
+            for seqs, name in ((train_seqs, "train"), (heldout_seqs, "heldout"))
+        )
     train_set = extract(target, fingerprint, train_seqs, cache, name="train", log=log)
     heldout_set = extract(target, fingerprint, heldout_seqs, cache, name="heldout", log=log)
     report = {
@@ -178,6 +209,7 @@ def _features(
         "heldout_files": len(heldout_files),
         "train_tokens": len(train_seqs) * options.seq_len,
         "heldout_tokens": len(heldout_seqs) * options.seq_len,
+        "generated_share": options.generated_share,
     }
     return train_set, heldout_set, report
 
