@@ -39,10 +39,12 @@ function itemId(item: LspItem): string | undefined {
 }
 
 /**
- * Inline completions from copilot-lsp. While a completion streams, each
- * `copilot/partialCompletion` re-triggers VS Code's inline suggestion, and this provider
- * answers the re-trigger with the text streamed so far (no new request): the ghost text
- * grows in place. The final answer replaces it with the same text plus the accept command.
+ * Inline completions from copilot-lsp. While a completion streams, the pending
+ * `provideInlineCompletionItems` call is answered as soon as `copilot/partialCompletion`
+ * carries a complete first line (no new request): the ghost text appears at first-line time.
+ * VS Code then draws nothing new for the same position and version, however often it is
+ * re-triggered, so when the final answer differs from that preview the suggestion is hidden
+ * and requested again, once: the preview is swapped for the whole completion.
  */
 export class Provider implements vscode.InlineCompletionItemProvider, vscode.Disposable {
   readonly stream = new StreamState();
@@ -56,7 +58,6 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
     private readonly client: () => LanguageClient | undefined,
     private readonly settings: () => Settings,
   ) {
-    this.stream.onChange(() => this.scheduleRetrigger());
   }
 
   onPartial(partial: Partial): void {
@@ -87,10 +88,14 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
       this.startRequest(client, anchor);
     }
     const request = this.request!;
-    if (!request.settled && this.stream.textAt(anchor) === undefined) {
-      // Wait for the answer, the first streamed text, or VS Code giving up on this call.
+    if (!request.settled && this.stream.previewAt(anchor) === undefined) {
+      // Wait for the answer, a streamed first line, or VS Code giving up on this call.
       await new Promise<void>((resolve) => {
-        const stop = this.stream.onChange(() => done());
+        const stop = this.stream.onChange(() => {
+          if (this.stream.previewAt(anchor) !== undefined) {
+            done();
+          }
+        });
         const cancel = token.onCancellationRequested(() => done());
         function done() {
           stop();
@@ -106,7 +111,7 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
     if (request.settled) {
       return this.present(anchor, position, request.items);
     }
-    const text = this.stream.textAt(anchor);
+    const text = this.stream.previewAt(anchor);
     if (!text) {
       return undefined;
     }
@@ -145,8 +150,8 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
       )
       .finally(() => {
         request.settled = true;
-        if (this.request === request && this.stream.text !== "") {
-          this.scheduleRetrigger(); // swap the preview for the final item
+        if (this.request === request) {
+          this.swapPreview(request); // the preview on screen for the final item
         }
       });
     this.request = request;
@@ -208,16 +213,25 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
     ];
   }
 
-  private scheduleRetrigger(): void {
-    if (this.retrigger) {
+  private swapPreview(request: Request): void {
+    const shown = this.shown;
+    const first = request.items[0];
+    if (!shown || !sameAnchor(shown.anchor, request.anchor) || this.retrigger) {
       return;
+    }
+    const final = first === undefined ? "" : typeof first.insertText === "string" ? first.insertText : first.insertText.value;
+    if (final === shown.text && shown.id === itemId(first ?? { insertText: "" })) {
+      return; // the final item is what is on screen already
     }
     this.retrigger = setTimeout(() => {
       this.retrigger = undefined;
       const editor = vscode.window.activeTextEditor;
       const anchor = this.request?.anchor;
       if (editor && anchor && editor.document.uri.toString() === anchor.uri && editor.document.version === anchor.version) {
-        void vscode.commands.executeCommand("editor.action.inlineSuggest.trigger");
+        // Hidden first: a plain re-trigger at the same place and version draws nothing new.
+        void vscode.commands
+          .executeCommand("editor.action.inlineSuggest.hide")
+          .then(() => vscode.commands.executeCommand("editor.action.inlineSuggest.trigger"));
       }
     }, RETRIGGER_MS);
   }

@@ -69,6 +69,17 @@ export class StreamState {
     return this.text || undefined;
   }
 
+  /**
+   * The text worth drawing as a preview at `anchor`: once its first line is complete, or the
+   * stream ended. VS Code draws a provider's answer once per position and version (it skips
+   * re-triggers there), so a preview is shown once and then swapped for the final answer;
+   * a preview of a few characters would stay on screen, alone, until that swap.
+   */
+  previewAt(anchor: Anchor): string | undefined {
+    const text = this.textAt(anchor);
+    return text !== undefined && (this.done || text.includes("\n")) ? text : undefined;
+  }
+
   onChange(listener: () => void): () => void {
     this.listeners.push(listener);
     return () => {

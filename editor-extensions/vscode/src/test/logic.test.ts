@@ -115,4 +115,20 @@ describe("streamed text", () => {
     assert.equal(state.textAt(anchor), undefined);
     assert.equal(state.done, true);
   });
+
+  it("previews once the first line is complete, or when the stream ends", () => {
+    const state = new StreamState();
+    state.start(anchor);
+    state.accept(partial('"""Retu'));
+    assert.equal(state.previewAt(anchor), undefined);
+    state.accept(partial('"""Return the scaled list."""\n    ret'));
+    assert.equal(state.previewAt(anchor), '"""Return the scaled list."""\n    ret');
+    assert.equal(state.previewAt({ ...anchor, character: 5 }), undefined);
+    const single = new StreamState();
+    single.start(anchor);
+    single.accept(partial("x + 1"));
+    assert.equal(single.previewAt(anchor), undefined);
+    single.accept(partial("x + 1", { done: true }));
+    assert.equal(single.previewAt(anchor), "x + 1");
+  });
 });
