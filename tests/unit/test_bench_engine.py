@@ -282,3 +282,18 @@ def test_running_endpoints_are_benchmarked_repeat_by_repeat(tmp_path: Path) -> N
     assert all(r["ok"] and r["tokens"] == 2 for c in data["cells"] for r in c["requests"])
     # 1 warm-up + (2 flat + 4 at concurrency 2) per repeat, on each engine
     assert [len(engine.requests) for engine in engines] == [2 + 2 * 6, 2 + 2 * 6]
+
+
+def test_a_claim_about_where_speculation_stops_needs_a_profile_that_pays() -> None:
+    data = _synthetic()
+    data["profiles"].pop("eagle")
+    data["cells"] = [c for c in data["cells"] if c["profile"] != "eagle"]
+    for cell in data["cells"]:  # Medusa now no faster than plain anywhere
+        if cell["profile"] == "medusa":
+            for request in cell["requests"]:
+                request["tok_s"] = 9.0
+            cell["wall_s"] = 20 / 9.0 / cell["concurrency"]
+    answers = claims.answer_all(report.summarise(data))
+    batch, temperature = answers[2], answers[4]
+    assert batch.holds is None and "does not pay even at 1" in batch.evidence
+    assert temperature.holds is None

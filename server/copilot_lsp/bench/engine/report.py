@@ -80,11 +80,15 @@ def condition_summary(cells_by_repeat: dict[int, Cells]) -> dict[str, Any]:
     requests = _ok(cells)
     all_requests = [r for cell in cells for r in cell["requests"]]
     per_repeat = []
+    ttft_per_repeat = []
     throughput = []
     for repeat_cells in cells_by_repeat.values():
         rates = [r["tok_s"] for r in _ok(repeat_cells) if r["tok_s"]]
         if rates:
             per_repeat.append(statistics.median(rates))
+        firsts = [r["ttft_ms"] for r in _ok(repeat_cells) if r["ttft_ms"] is not None]
+        if firsts:
+            ttft_per_repeat.append(statistics.median(firsts))
         wall = sum(cell["wall_s"] for cell in repeat_cells)
         tokens = sum(r["tokens"] for r in _ok(repeat_cells))
         if wall > 0:
@@ -96,6 +100,7 @@ def condition_summary(cells_by_repeat: dict[int, Cells]) -> dict[str, Any]:
         "tok_s_repeat_medians": [round(v, 2) for v in per_repeat],
         "throughput_tok_s": round(statistics.median(throughput), 2) if throughput else None,
         "ttft_ms": _stats([r["ttft_ms"] for r in requests if r["ttft_ms"] is not None]),
+        "ttft_repeat_medians": [round(v, 1) for v in ttft_per_repeat],
         "itl_ms": _stats([g for r in requests for g in _gaps(r)]),
         "e2e_ms": _stats([r["e2e_ms"] for r in requests if r["e2e_ms"] is not None]),
         "acceptance": combined_acceptance(cells),
