@@ -138,7 +138,7 @@ def test_incremental_definitions_under_an_expired_deadline_keep_the_cache() -> N
     cache = snippets.DefinitionCache()
     parsed = tree("python", PY)
     assert snippets.definitions_incremental(parsed, "python", time.perf_counter() - 1, cache) == {}
-    assert not cache.complete and not cache.chunks
+    assert not cache.chunks
     assert set(snippets.definitions_incremental(parsed, "python", FAR, cache)) == {
         "Store",
         "add",

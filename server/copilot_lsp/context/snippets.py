@@ -100,6 +100,14 @@ def _definition_query(language_id: str) -> tree_sitter.Query | None:
     return tree_sitter.Query(language, patterns)
 
 
+def _describe(
+    definition: tree_sitter.Node, name: tree_sitter.Node, source: bytes
+) -> tuple[str, str]:
+    """(name, header) of a definition the query matched."""
+    text = source[name.start_byte : name.end_byte].decode("utf-8", "replace")
+    return text, header_of(definition, source)
+
+
 def definitions(
     tree: tree_sitter.Tree, language_id: str, deadline: float
 ) -> dict[str, list[Definition]]:
@@ -112,11 +120,9 @@ def definitions(
     for _, captures in tree_sitter.QueryCursor(query).matches(tree.root_node):
         if time.perf_counter() > deadline:
             break
-        node, name_node = captures["definition"][0], captures["name"][0]
-        name = source[name_node.start_byte : name_node.end_byte].decode("utf-8", "replace")
-        index.setdefault(name, []).append(
-            Definition(name, header_of(node, source), node.start_point[0])
-        )
+        node = captures["definition"][0]
+        name, header = _describe(node, captures["name"][0], source)
+        index.setdefault(name, []).append(Definition(name, header, node.start_point[0]))
     return index
 
 
@@ -151,10 +157,9 @@ class DefinitionCache:
     edited path is searched again. (Tree-sitter's node ids do not survive a re-parse.)
     """
 
-    __slots__ = ("chunks", "complete")
+    __slots__ = ("chunks",)
 
     def __init__(self) -> None:
-        self.complete = False
         self.chunks: dict[_Key, _Chunk] = {}
 
 
@@ -185,11 +190,7 @@ def definitions_incremental(
                 keep(part, cache.chunks[part])
 
     def named(definition: tree_sitter.Node, name: tree_sitter.Node, first_row: int) -> _Found:
-        return _Found(
-            source[name.start_byte : name.end_byte].decode("utf-8", "replace"),
-            header_of(definition, source),
-            definition.start_point[0] - first_row,
-        )
+        return _Found(*_describe(definition, name, source), definition.start_point[0] - first_row)
 
     def collect(node: tree_sitter.Node) -> tuple[_Key, _Chunk]:
         size = node.end_byte - node.start_byte
@@ -223,7 +224,7 @@ def definitions_incremental(
         _, everything = collect(tree.root_node)
     except _DeadlinePassed:
         return index
-    cache.complete, cache.chunks = True, fresh
+    cache.chunks = fresh
     first_row = tree.root_node.start_point[0]
     for found in everything.found:
         index.setdefault(found.name, []).append(

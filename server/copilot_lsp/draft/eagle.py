@@ -176,11 +176,11 @@ class EagleHead(nn.Module):
         if not path.is_file():
             raise ConfigError(f"no EAGLE weights at {path}")
         saved = load_file(str(path))
-        current = self.export_state()
-        if set(saved) != set(current):
+        names = self._export_names()
+        if set(saved) != set(names):
             raise ConfigError(f"{path} is not an EAGLE head of this project's shape")
         with torch.no_grad():
-            for name, tensor in self._export_names().items():
+            for name, tensor in names.items():
                 if saved[name].shape != tensor.shape:
                     raise ConfigError(
                         f"{path}: {name} is {tuple(saved[name].shape)}, this target needs "

@@ -33,6 +33,10 @@ function sameAnchor(a: Anchor, b: Anchor): boolean {
   return a.uri === b.uri && a.version === b.version && a.line === b.line && a.character === b.character;
 }
 
+function itemText(item: LspItem): string {
+  return typeof item.insertText === "string" ? item.insertText : item.insertText.value;
+}
+
 function itemId(item: LspItem): string | undefined {
   const id = item.command?.arguments?.[0];
   return typeof id === "string" ? id : undefined;
@@ -160,7 +164,7 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
   private present(anchor: Anchor, position: vscode.Position, items: LspItem[]): vscode.InlineCompletionItem[] {
     const result: vscode.InlineCompletionItem[] = [];
     for (const item of items) {
-      const text = typeof item.insertText === "string" ? item.insertText : item.insertText.value;
+      const text = itemText(item);
       const range = item.range
         ? new vscode.Range(item.range.start.line, item.range.start.character, item.range.end.line, item.range.end.character)
         : new vscode.Range(position, position);
@@ -219,8 +223,7 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
     if (!shown || !sameAnchor(shown.anchor, request.anchor) || this.retrigger) {
       return;
     }
-    const final = first === undefined ? "" : typeof first.insertText === "string" ? first.insertText : first.insertText.value;
-    if (final === shown.text && shown.id === itemId(first ?? { insertText: "" })) {
+    if (first !== undefined && itemText(first) === shown.text && shown.id === itemId(first)) {
       return; // the final item is what is on screen already
     }
     this.retrigger = setTimeout(() => {

@@ -7,6 +7,7 @@ needs) with the figures it rests on. The thresholds are stated in the text: a sp
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,30 +44,42 @@ def _stops(speedups: dict[Any, float | None]) -> Any | None:
     return next((level for level, value in speedups.items() if (value or 0.0) < PAYS), None)
 
 
+def _sweep(
+    summary: dict[str, Any], table: str, key: str, level: Callable[[Any], str], everywhere: str
+) -> tuple[list[str], list[Any]]:
+    """Where along a sweep (concurrency, temperature) each speculative profile stops paying.
+
+    Returns one sentence per profile, and the stopping level (None: never) of each profile
+    that pays at the sweep's start; one that does not pay even there says nothing about
+    where paying stops.
+    """
+    parts, stops = [], []
+    for profile in _speculative(summary):
+        rows = summary[table][profile]
+        speedups = {x: _speedup(rows[x], key) for x in sorted(rows)}
+        stop = _stops(speedups)
+        listed = ", ×".join(f"{_fmt(v)} at {level(x)}" for x, v in speedups.items())
+        if stop == min(speedups):
+            parts.append(f"{profile} does not pay even at {level(stop)} (×{listed})")
+            continue
+        stops.append(stop)
+        ending = everywhere if stop is None else f"stops paying at {level(stop)}"
+        parts.append(f"{profile} {ending} (×{listed})")
+    return parts, stops
+
+
 def batch_claim(summary: dict[str, Any]) -> Answer:
     """'Speculation stops paying only when the batch grows past 64.'"""
     claim = "Speculation keeps paying up to batch 64 (stops only beyond it)"
-    parts, verdicts = [], []
-    for profile in _speculative(summary):
-        rows = summary["by_concurrency"][profile]
-        speedups = {c: _speedup(rows[c], "throughput") for c in sorted(rows)}
-        stop = _stops(speedups)
-        listed = ", ×".join(f"{_fmt(v)} at {c}" for c, v in speedups.items())
-        if stop == min(speedups):
-            parts.append(f"{profile} does not pay even at {stop} (×{listed})")
-            continue
-        verdicts.append(stop is None or stop > 64)
-        ending = "pays at every level" if stop is None else f"stops paying at {stop}"
-        parts.append(f"{profile} {ending} (×{listed})")
-    if not verdicts:
+    parts, stops = _sweep(summary, "by_concurrency", "throughput", str, "pays at every level")
+    if not stops:
         return Answer(
             claim,
             None,
             "no speculative profile pays at the lowest concurrency; " + "; ".join(parts),
         )
-    return Answer(
-        claim, all(verdicts), "; ".join(parts) + f"; throughput vs plain, pays = above ×{PAYS}"
-    )
+    holds = all(stop is None or stop > 64 for stop in stops)
+    return Answer(claim, holds, "; ".join(parts) + f"; throughput vs plain, pays = above ×{PAYS}")
 
 
 def ttft_claim(summary: dict[str, Any]) -> Answer:
@@ -104,31 +117,21 @@ def ttft_claim(summary: dict[str, Any]) -> Answer:
 def temperature_claim(summary: dict[str, Any]) -> Answer:
     """'Speculation stops paying above temperature 1.2.'"""
     claim = "Speculation pays up to temperature 1.2 and stops paying above it"
-    parts, verdicts = [], []
-    for profile in _speculative(summary):
-        rows = summary["by_temperature"][profile]
-        speedups = {t: _speedup(rows[t]) for t in sorted(rows)}
-        if not any(t > 1.2 for t in speedups):
-            continue
-        stop = _stops(speedups)
-        listed = ", ×".join(f"{_fmt(v)} at T={t:g}" for t, v in speedups.items())
-        if stop == min(speedups):
-            parts.append(f"{profile} does not pay even at T={stop:g} (×{listed})")
-            continue
-        verdicts.append(stop is not None and stop > 1.2)
-        ending = "pays at every temperature" if stop is None else f"stops paying at T={stop:g}"
-        parts.append(f"{profile} {ending} (×{listed})")
-    if not parts:
+    if not any(t > 1.2 for rows in summary["by_temperature"].values() for t in rows):
         return Answer(claim, None, "needs a temperature above 1.2 in the sweep")
-    if not verdicts:
+    parts, stops = _sweep(
+        summary, "by_temperature", "tok_s", lambda t: f"T={t:g}", "pays at every temperature"
+    )
+    if not parts:
+        return Answer(claim, None, "no speculative profile measured")
+    if not stops:
         return Answer(
             claim,
             None,
             "no speculative profile pays at the lowest temperature; " + "; ".join(parts),
         )
-    return Answer(
-        claim, all(verdicts), "; ".join(parts) + "; median tokens/s vs plain, concurrency 1"
-    )
+    holds = all(stop is not None and stop > 1.2 for stop in stops)
+    return Answer(claim, holds, "; ".join(parts) + "; median tokens/s vs plain, concurrency 1")
 
 
 def nested_claim(summary: dict[str, Any]) -> Answer:

@@ -17,7 +17,7 @@ import httpx
 from tqdm import tqdm
 
 from copilot_lsp.bench.engine.prompts import Prompt
-from copilot_lsp.bench.engine.runner import Cell, CellSpec, Plan, run_profile_cells
+from copilot_lsp.bench.engine.runner import Cell, Plan, run_profile_cells
 from copilot_lsp.engine import launcher
 from copilot_lsp.engine.profiles import Profile, load_profile
 
@@ -56,27 +56,22 @@ def _served_model(root: str) -> str:
     return str(models["data"][0]["id"])
 
 
-def _run_one(
+@contextmanager
+def _engine(
     name: str,
-    cells: Sequence[CellSpec],
     plan: Plan,
-    prompts: Sequence[Prompt],
     info: dict[str, Any],
     endpoints: dict[str, str],
     port: int,
     log: Callable[[str], None],
-    bar: tqdm,
-) -> list[Cell]:
-    """These cells on profile `name`: on its running endpoint, or on an engine started for
-    them and stopped after."""
+) -> Iterator[tuple[str, str]]:
+    """(root URL, served model) of profile `name`: its running endpoint, or an engine started
+    for the block and stopped after it."""
     if name in endpoints:
         root = endpoints[name].removesuffix("/").removesuffix("/v1")
         info["endpoint"] = root
-        return asyncio.run(
-            run_profile_cells(
-                root, _served_model(root), name, cells, prompts, plan.max_tokens, bar.update
-            )
-        )
+        yield root, _served_model(root)
+        return
     profile = with_capacity(load_profile(name), max(plan.concurrency))
     info["speculative"] = profile.speculative_config()
     info["dtype"] = profile.model.dtype
@@ -85,17 +80,7 @@ def _run_one(
         state = launcher.engine_up(profile, port=port, log=log)
         info.setdefault("start_s", []).append(round(time.perf_counter() - began, 1))
         try:
-            return asyncio.run(
-                run_profile_cells(
-                    state.url.removesuffix("/v1"),
-                    profile.model.served_name,
-                    name,
-                    cells,
-                    prompts,
-                    plan.max_tokens,
-                    bar.update,
-                )
-            )
+            yield state.url.removesuffix("/v1"), profile.model.served_name
         finally:
             launcher.engine_down()
 
@@ -121,9 +106,15 @@ def run_benchmark(
             todo = [spec for spec in cells if spec.repeat == repeat]
             for name in profile_names:
                 bar.set_description(f"{name} (repeat {repeat + 1}/{plan.repeats})")
-                results += _run_one(
-                    name, todo, plan, prompts, profiles_info[name], endpoints, port, log, bar
-                )
+                with _engine(name, plan, profiles_info[name], endpoints, port, log) as (
+                    root,
+                    model,
+                ):
+                    results += asyncio.run(
+                        run_profile_cells(
+                            root, model, name, todo, prompts, plan.max_tokens, bar.update
+                        )
+                    )
     return {
         "machine": {
             "platform": platform.platform(),

@@ -21,8 +21,8 @@ from typing import Any
 import httpx
 
 from copilot_lsp.bench.engine.prompts import Prompt
-from copilot_lsp.engine.metrics import SpecDecodeCounters, parse_metrics
-from copilot_lsp.engine.monitor import Scrape, window_between
+from copilot_lsp.engine.monitor import Scrape, scrape, window_between
+from copilot_lsp.engine.sse import DONE, SSEDecoder
 
 MIXED = "flat+nested"
 """The set the concurrency and temperature sweeps use: flat and nested prompts alternated."""
@@ -141,20 +141,14 @@ async def stream_request(
                 detail = (await response.aread()).decode("utf-8", "replace")[:200]
                 record.error = f"HTTP {response.status_code}: {detail}"
                 return record
+            decoder = SSEDecoder()
             async for line in response.aiter_lines():
-                if not line.startswith("data: ") or line == "data: [DONE]":
-                    continue
-                event = json.loads(line[6:])
-                now = (time.perf_counter() - started) * 1000.0
-                usage = event.get("usage") or {}
-                tokens = int(usage.get("completion_tokens") or record.tokens)
-                texts = [c.get("text") or "" for c in event.get("choices") or []]
-                if tokens > record.tokens or any(texts):
-                    if record.ttft_ms is None:
-                        record.ttft_ms = round(now, 2)
-                    record.chunks.append((round(now, 2), tokens))
-                record.tokens = tokens
-                parts.extend(texts)
+                for payload in decoder.feed(line):
+                    if payload != DONE:
+                        _take(json.loads(payload), record, parts, started)
+            for payload in decoder.flush():  # a last event without its blank line
+                if payload != DONE:
+                    _take(json.loads(payload), record, parts, started)
     except (httpx.HTTPError, json.JSONDecodeError, ValueError) as error:
         record.error = f"{type(error).__name__}: {error}"[:200]
         return record
@@ -167,14 +161,26 @@ async def stream_request(
     return record
 
 
+def _take(event: dict[str, Any], record: RequestRecord, parts: list[str], started: float) -> None:
+    """One streamed event into the request's record: its arrival time and token count."""
+    now = round((time.perf_counter() - started) * 1000.0, 2)
+    usage = event.get("usage") or {}
+    tokens = int(usage.get("completion_tokens") or record.tokens)
+    texts = [c.get("text") or "" for c in event.get("choices") or []]
+    if tokens > record.tokens or any(texts):
+        if record.ttft_ms is None:
+            record.ttft_ms = now
+        record.chunks.append((now, tokens))
+    record.tokens = tokens
+    parts.extend(texts)
+
+
 async def _scrape(client: httpx.AsyncClient, root: str) -> Scrape | None:
+    """The engine's counters now; None when they cannot be read (the cell has no acceptance)."""
     try:
-        response = await client.get(f"{root}/metrics", timeout=10.0)
-        response.raise_for_status()
+        return await scrape(client, root)
     except httpx.HTTPError:
         return None
-    counters = SpecDecodeCounters.from_samples(parse_metrics(response.text))
-    return Scrape(time.monotonic(), counters)
 
 
 async def run_cell(
