@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -41,25 +43,31 @@ def target() -> Path:
     return prepare_embedded_model("float32")
 
 
+def _tiny(method: str, target: Path, out: Path, cache_dir: Path, **changes: Any) -> TrainOptions:
+    """Training options for a few steps on a tiny corpus (the email package)."""
+    options = TrainOptions(
+        method=method,  # type: ignore[arg-type]
+        target=target,
+        out=out,
+        corpus=(str(STDLIB_EMAIL),),
+        seq_len=64,
+        train_tokens=2048,
+        heldout_tokens=512,
+        heldout_percent=40,
+        steps=3,
+        batch_size=4,
+        token_vocab=1024,
+        cache_dir=cache_dir,
+    )
+    return replace(options, **changes)
+
+
 @pytest.fixture(scope="module")
 def tiny_drafts(tmp_path_factory: pytest.TempPathFactory, target: Path) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("drafts")
     drafts = {}
     for method in ("eagle", "medusa"):
-        options = TrainOptions(
-            method=method,  # type: ignore[arg-type]
-            target=target,
-            out=root / method,
-            corpus=(str(STDLIB_EMAIL),),
-            seq_len=64,
-            train_tokens=2048,
-            heldout_tokens=512,
-            heldout_percent=40,
-            steps=3,
-            batch_size=4,
-            token_vocab=1024,
-            cache_dir=root / "features",
-        )
+        options = _tiny(method, target, root / method, root / "features")
         report = run(options, log=lambda message: None)
         assert report["options"]["steps"] == 3
         drafts[method] = options.out
@@ -87,20 +95,8 @@ def test_tiny_training_writes_vllm_checkpoints_with_the_fingerprint(
 
 def test_training_resumes_from_its_checkpoint(tiny_drafts: dict[str, Path], target: Path) -> None:
     said: list[str] = []
-    options = TrainOptions(
-        method="eagle",
-        target=target,
-        out=tiny_drafts["eagle"],
-        corpus=(str(STDLIB_EMAIL),),
-        seq_len=64,
-        train_tokens=2048,
-        heldout_tokens=512,
-        heldout_percent=40,
-        steps=4,
-        batch_size=4,
-        token_vocab=1024,
-        cache_dir=tiny_drafts["eagle"].parent / "features",
-    )
+    eagle = tiny_drafts["eagle"]
+    options = _tiny("eagle", target, eagle, eagle.parent / "features", steps=4)
     run(options, log=said.append)
     assert any("resuming from step 3" in line for line in said)
 
@@ -186,20 +182,14 @@ def test_self_distilled_training_continues_the_shipped_head(
     # Half the sequences are the target's own greedy continuation of their first 16 tokens;
     # the head starts from the shipped one, so after one tiny step it already accepts a
     # lot on held-out text, where a fresh head accepts next to nothing.
-    options = TrainOptions(
-        method="eagle",
-        target=target,
-        out=tmp_path / "eagle",
-        corpus=(str(STDLIB_EMAIL),),
-        seq_len=64,
+    options = _tiny(
+        "eagle",
+        target,
+        tmp_path / "eagle",
+        tmp_path / "features",
         train_tokens=1024,
-        heldout_tokens=512,
-        heldout_percent=40,
         steps=1,
-        batch_size=4,
         lr=1e-6,
-        token_vocab=1024,
-        cache_dir=tmp_path / "features",
         generated_share=0.5,
         generated_prompt=16,
         init=shipped_dir("eagle"),
