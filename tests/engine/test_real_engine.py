@@ -58,11 +58,17 @@ async def test_cancel_request_makes_the_engine_stop_generating(
         uri = session.open(LONG_LITERAL)
         before = real_engine.metric("vllm:generation_tokens_total")
         pending = session.request(uri, 4, 4, msg_id="long-one")
+        # The token counter cannot be missed between two scrapes the way a gauge can.
         deadline = time.monotonic() + 60
-        while real_engine.metric("vllm:num_requests_running") < 1:
-            assert time.monotonic() < deadline, "the request never started running"
+        while real_engine.metric("vllm:generation_tokens_total") - before < 16:
+            if pending.done():
+                stats = await session.stats()
+                pytest.fail(
+                    f"the completion ended before it had generated 16 tokens: {pending!r}, "
+                    f"{stats['recent']}"
+                )
+            assert time.monotonic() < deadline, "the request never started generating"
             await asyncio.sleep(0.1)
-        await asyncio.sleep(1.0)  # let it generate for a while
         session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="long-one"))
         with pytest.raises(JsonRpcException) as raised:
             await asyncio.wait_for(pending, 30)
