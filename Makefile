@@ -12,7 +12,7 @@ PROFILE ?= local-cpu
 .PHONY: help setup demo test test-unit test-lsp test-engine lint fmt bench-latency bench-load \
 	engine-up engine-down \
 	engine-status clean test-editors bench-neovim vscode test-vscode test-vscode-e2e bench-context bench-quality \
-	bench-speculative bench-engine bench-engine-quick
+	bench-engine bench-engine-quick
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -102,10 +102,6 @@ bench-engine: setup ## EAGLE vs Medusa vs n-gram vs plain, 3 repeats: report + p
 
 bench-engine-quick: setup ## the same in under 5 minutes (smoke run), into .bench/engine-quick
 	$(BIN)/copilot-lsp bench engine --quick --out .bench/engine-quick
-
-bench-speculative: setup ## plain vs EAGLE vs Medusa vs n-gram on held-out code (starts each engine)
-	$(BIN)/copilot-lsp bench speculative -n 10 --max-tokens 128 \
-		--json docs/benchmarks/speculative-local-cpu-bf16.json
 
 engine-up: setup ## start the embedded engine (PROFILE=local-cpu)
 	$(BIN)/copilot-lsp engine up --profile $(PROFILE)

@@ -78,23 +78,6 @@ def build_parser() -> argparse.ArgumentParser:
     latency.add_argument("--col", type=int, required=True, help="1-based column (UTF-16)")
     latency.add_argument("-n", "--count", type=int, default=20)
     latency.add_argument("--json", type=Path, help="write the full report here")
-    speculative = benches.add_parser(
-        "speculative", help="profiles side by side: tok/s, acceptance, greedy equality"
-    )
-    speculative.add_argument(
-        "--profiles",
-        nargs="+",
-        default=["local-cpu-baseline", "local-cpu", "local-cpu-medusa", "local-cpu-ngram"],
-        help="the first one is the reference (plain decoding)",
-    )
-    speculative.add_argument("-n", "--prompts", type=int, default=8, help="held-out prompts")
-    speculative.add_argument("--max-tokens", type=int, default=96)
-    speculative.add_argument(
-        "--dtype", choices=["bfloat16", "float32"], help="override the embedded model's dtype"
-    )
-    speculative.add_argument("--port", type=int, default=8250)
-    speculative.add_argument("--json", type=Path, help="write the full report here")
-
     from copilot_lsp.bench.engine import command as engine_bench
 
     engine_bench.add_parser(benches)
@@ -405,8 +388,6 @@ def _bench(args: argparse.Namespace) -> int:
 
         print(engine_bench.run(args))
         return 0
-    if args.bench == "speculative":
-        return _bench_speculative(args)
     if args.bench == "context":
         return _bench_context(args)
     if args.bench == "quality":
@@ -462,41 +443,6 @@ def _bench_load(args: argparse.Namespace) -> int:
         write_report(result, args.json)
         print(f"report written to {args.json}")
     return 0
-
-
-def _bench_speculative(args: argparse.Namespace) -> int:
-    import os
-    import tempfile
-
-    from copilot_lsp.bench import speculative
-    from copilot_lsp.engine.profiles import load_profile
-
-    prompts = speculative.heldout_prompts(args.prompts)
-    if not prompts:
-        raise CopilotLspError("no held-out prompts found in the corpus")
-    profiles = [load_profile(name) for name in args.profiles]
-    if args.dtype:
-        profiles = [_with_dtype(profile, args.dtype) for profile in profiles]
-    # Our own state dir: the user's `engine up` engine, if any, is left alone.
-    os.environ["COPILOT_LSP_STATE_DIR"] = tempfile.mkdtemp(prefix="copilot-lsp-bench-")
-    results = []
-    for profile in profiles:
-        _say(f"--- {profile.name}: {len(prompts)} prompts x {args.max_tokens} tokens")
-        results.append(speculative.run_profile(profile, prompts, args.max_tokens, args.port, _say))
-    speculative.compare(results)
-    print(speculative.render(results))
-    if args.json:
-        settings = {"prompts": len(prompts), "max_tokens": args.max_tokens, "dtype": args.dtype}
-        speculative.write_report(results, settings, args.json)
-        print(f"report written to {args.json}")
-    return 0
-
-
-def _with_dtype(profile: Any, dtype: str) -> Any:
-    if profile.embedded_dtype is None:
-        return profile
-    model = profile.model.model_copy(update={"source": f"embedded:{dtype}", "dtype": dtype})
-    return profile.model_copy(update={"model": model})
 
 
 def _bench_context(args: argparse.Namespace) -> int:

@@ -71,6 +71,15 @@ def test_local_cpu_profile_validates() -> None:
     assert "local-cpu" in available_profiles()
 
 
+def test_with_embedded_dtype_switches_only_the_embedded_model(tmp_path: Path) -> None:
+    profile = load_profile("local-cpu").with_embedded_dtype("float32")
+    assert profile.embedded_dtype == "float32"
+    assert profile.model.dtype == "float32"
+    assert profile.speculative == load_profile("local-cpu").speculative
+    external = load_profile(str(write(tmp_path, BASE_TOML)))
+    assert external.with_embedded_dtype("float32") == external
+
+
 def test_local_cpu_command() -> None:
     profile = load_profile("local-cpu")
     argv = profile.command("/cache/model", port=9001)

@@ -74,6 +74,16 @@ class Profile(_Strict):
         source = self.model.source
         return source[len(EMBEDDED_PREFIX) :] if source.startswith(EMBEDDED_PREFIX) else None
 
+    def with_embedded_dtype(self, dtype: str) -> Profile:
+        """The same profile serving the embedded model in `dtype`; other models are left alone
+        (their dtype is the engine's business)."""
+        if self.embedded_dtype is None:
+            return self
+        model = self.model.model_copy(
+            update={"source": f"{EMBEDDED_PREFIX}{dtype}", "dtype": dtype}
+        )
+        return self.model_copy(update={"model": model})
+
     def speculative_config(self, draft_path: str | None = None) -> dict[str, Any] | None:
         """vLLM's --speculative-config; `draft_path` replaces a symbolic draft `model`."""
         spec = self.speculative

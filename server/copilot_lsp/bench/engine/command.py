@@ -41,6 +41,11 @@ def add_parser(benches: Any) -> None:
     )
     engine.add_argument("--port", type=int, default=8260, help="port for the engines started")
     engine.add_argument(
+        "--dtype",
+        choices=["bfloat16", "float32"],
+        help="serve the embedded model in this dtype (float32: greedy outputs compare exactly)",
+    )
+    engine.add_argument(
         "--quick",
         action="store_true",
         help="a smoke run (< 5 min here): conc. 1,4, temperature 0, 2 prompts per set, 1 repeat",
@@ -124,4 +129,6 @@ def _measure(args: argparse.Namespace) -> dict[str, Any]:
     prompts = [p for p in prompt_sets(per_set) if p.set in sets]
     if not prompts:
         raise CopilotLspError("no prompts found for the chosen sets")
-    return run_benchmark(profiles, plan, prompts, endpoints=endpoints, port=args.port)
+    return run_benchmark(
+        profiles, plan, prompts, endpoints=endpoints, port=args.port, dtype=args.dtype
+    )

@@ -63,6 +63,7 @@ def _engine(
     info: dict[str, Any],
     endpoints: dict[str, str],
     port: int,
+    dtype: str | None,
     log: Callable[[str], None],
 ) -> Iterator[tuple[str, str]]:
     """(root URL, served model) of profile `name`: its running endpoint, or an engine started
@@ -73,6 +74,8 @@ def _engine(
         yield root, _served_model(root)
         return
     profile = with_capacity(load_profile(name), max(plan.concurrency))
+    if dtype is not None:
+        profile = profile.with_embedded_dtype(dtype)
     info["speculative"] = profile.speculative_config()
     info["dtype"] = profile.model.dtype
     with _own_state_dir():
@@ -92,6 +95,7 @@ def run_benchmark(
     *,
     endpoints: dict[str, str],
     port: int,
+    dtype: str | None = None,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     cells = plan.cells(prompts)
@@ -106,7 +110,7 @@ def run_benchmark(
             todo = [spec for spec in cells if spec.repeat == repeat]
             for name in profile_names:
                 bar.set_description(f"{name} (repeat {repeat + 1}/{plan.repeats})")
-                with _engine(name, plan, profiles_info[name], endpoints, port, log) as (
+                with _engine(name, plan, profiles_info[name], endpoints, port, dtype, log) as (
                     root,
                     model,
                 ):
