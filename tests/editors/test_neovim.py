@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from copilot_lsp.testing.fake_engine import FakeEngine, Reply
 from tests.editors.conftest import PLUGIN, NeovimRun, run_neovim
-from tests.fakes.engine import FakeEngine, Reply
 
 pytestmark = pytest.mark.timeout(120)
 

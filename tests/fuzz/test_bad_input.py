@@ -17,7 +17,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from tests.fakes.engine import Reply
+from copilot_lsp.testing.fake_engine import Reply
 from tests.lsp.conftest import FakeSession as Session
 
 pytestmark = pytest.mark.timeout(90)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest_asyncio
 
-from tests.fakes.engine import FakeEngine
+from copilot_lsp.testing.fake_engine import FakeEngine
 from tests.lspclient import Session, server_session
 
 

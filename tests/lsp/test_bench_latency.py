@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from copilot_lsp.bench.latency import render, run_latency_bench, write_report
-from tests.fakes.engine import FakeEngine, Reply
+from copilot_lsp.testing.fake_engine import FakeEngine, Reply
 
 pytestmark = pytest.mark.timeout(60)
 

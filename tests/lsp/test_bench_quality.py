@@ -8,8 +8,8 @@ import pytest
 
 from copilot_lsp.bench import quality
 from copilot_lsp.bench.safim import find_data_dir, load_tasks
+from copilot_lsp.testing.fake_engine import FakeEngine, Reply
 from tests.conftest import REPO
-from tests.fakes.engine import FakeEngine, Reply
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pytest
 from lsprotocol import types
 
-from tests.fakes.engine import FakeEngine, Reply
+from copilot_lsp.testing.fake_engine import FakeEngine, Reply
 from tests.lsp.conftest import FakeSession as Session
 
 pytestmark = pytest.mark.timeout(60)

@@ -22,7 +22,7 @@ from copilot_lsp.engine.client import EngineClient
 from copilot_lsp.engine.tls import verify_option
 from copilot_lsp.errors import ConfigError, EngineUnavailable
 from copilot_lsp.settings import EngineSettings
-from tests.fakes.engine import FakeEngine, Reply
+from copilot_lsp.testing.fake_engine import FakeEngine, Reply
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -13,7 +13,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import client_capabilities
 
-from tests.fakes.engine import Reply
+from copilot_lsp.testing.fake_engine import Reply
 from tests.lsp.conftest import FakeSession as Session
 
 pytestmark = pytest.mark.timeout(60)

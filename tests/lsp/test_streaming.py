@@ -11,7 +11,7 @@ import pytest
 from lsprotocol import types
 
 from copilot_lsp.lsp.driver import plain
-from tests.fakes.engine import Reply
+from copilot_lsp.testing.fake_engine import Reply
 from tests.lsp.conftest import FakeSession as Session
 
 pytestmark = pytest.mark.timeout(60)

@@ -16,7 +16,7 @@ from copilot_lsp.bench.engine.prompts import Prompt
 from copilot_lsp.bench.engine.run import with_capacity
 from copilot_lsp.bench.engine.runner import MIXED, CellSpec, Plan, run_cell
 from copilot_lsp.engine.profiles import load_profile
-from tests.fakes.engine import FakeEngine, Reply
+from copilot_lsp.testing.fake_engine import FakeEngine, Reply
 
 PROMPTS = [
     Prompt("flat", "f1", "def a():\n"),

@@ -8,8 +8,8 @@ on one document) and calmer stretches, spread over `documents` open files; a see
 generator makes runs repeatable. Meanwhile a second stream of cheap requests
 (`copilot/stats`) measures how quickly the server answers while completions run.
 
-The engine is `ScriptedEngine` (in-process, loopback only, OpenAI-compatible SSE that streams
-a fixed answer with a per-token delay), or a real engine URL. Figures: engine requests per
+The engine is the scripted `FakeEngine` (in-process, loopback only, OpenAI-compatible SSE that
+streams a fixed answer with a per-token delay), or a real engine URL. Figures: engine requests per
 keystroke, peak engine requests in flight (seen by the scripted engine, and by the server),
 p50/p99 latency of the cheap requests, the server's RSS growth, completion outcomes.
 """
@@ -34,6 +34,7 @@ from pygls.lsp.client import LanguageClient
 
 from copilot_lsp.lsp.driver import plain
 from copilot_lsp.lsp.server import STATS_REQUEST
+from copilot_lsp.testing.fake_engine import FakeEngine, Reply
 
 WARMUP_SAMPLES = 5
 """RSS samples (1 s apart) taken before the baseline for growth after warm-up."""
@@ -49,108 +50,6 @@ LINES = [
     "for index, value in enumerate(values):",
     "    print(index, value)",
 ]
-
-
-@dataclass
-class ScriptedEngine:
-    """A minimal OpenAI-compatible engine on 127.0.0.1: `/v1/models` and streamed
-    `/v1/completions` (`tokens` chunks, `token_delay_s` apart); counts open streams."""
-
-    tokens: int = 12
-    token_delay_s: float = 0.02
-    first_delay_s: float = 0.03
-    requests: int = 0
-    open_now: int = 0
-    peak_open: int = 0
-    aborted: int = 0
-    _server: asyncio.Server | None = None
-    port: int = 0
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    async def start(self) -> ScriptedEngine:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self
-
-    async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._server.wait_closed(), 2)
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while await self._one(reader, writer):
-                pass
-        except (ConnectionError, asyncio.IncompleteReadError, ValueError):
-            pass
-        finally:
-            with contextlib.suppress(Exception):
-                writer.close()
-
-    async def _one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
-        request_line = await reader.readline()
-        if not request_line:
-            return False
-        path = request_line.decode("latin-1").split(" ")[1]
-        length = 0
-        while (line := await reader.readline()) not in (b"\r\n", b"\n", b""):
-            key, _, value = line.decode("latin-1").partition(":")
-            if key.strip().lower() == "content-length":
-                length = int(value)
-        if length:
-            await reader.readexactly(length)
-        if path.endswith("/models"):
-            body = json.dumps({"data": [{"id": "scripted"}]}).encode()
-            writer.write(_head(200, "application/json", len(body)) + body)
-            await writer.drain()
-            return True
-        if not path.endswith("/completions"):
-            writer.write(_head(404, "text/plain", 0))
-            await writer.drain()
-            return True
-        self.requests += 1
-        self.open_now += 1
-        self.peak_open = max(self.peak_open, self.open_now)
-        try:
-            await self._stream(reader, writer)
-        finally:
-            self.open_now -= 1
-        return False
-
-    async def _stream(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await asyncio.sleep(self.first_delay_s)
-        writer.write(
-            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
-        )
-        for index in range(self.tokens + 1):
-            if reader.at_eof():
-                self.aborted += 1
-                return
-            last = index == self.tokens
-            event = {
-                "choices": [
-                    {"index": 0, "text": "" if last else f"x{index}", "finish_reason": None}
-                ],
-                "usage": {"completion_tokens": index + 1},
-            }
-            if last:
-                event["choices"][0]["finish_reason"] = "length"  # type: ignore[index]
-            writer.write(f"data: {json.dumps(event)}\n\n".encode())
-            await writer.drain()
-            if not last:
-                await asyncio.sleep(self.token_delay_s)
-        writer.write(b"data: [DONE]\n\n")
-        await writer.drain()
-
-
-def _head(status: int, content_type: str, length: int) -> bytes:
-    return (
-        f"HTTP/1.1 {status} X\r\ncontent-type: {content_type}\r\ncontent-length: {length}\r\n\r\n"
-    ).encode()
 
 
 @dataclass
@@ -322,6 +221,20 @@ async def _sample_rss(pid: int, stop: asyncio.Event, out: list[int]) -> None:
             await asyncio.wait_for(stop.wait(), 1.0)
 
 
+def _scripted_engine(tokens: int = 12) -> FakeEngine:
+    """Streams `tokens` short chunks 20 ms apart after 30 ms, like a fast small engine."""
+    engine = FakeEngine()
+    engine.models = ["scripted"]
+    engine.keep_bodies = False
+    engine.default = Reply(
+        chunks=[f"x{index}" for index in range(tokens)],
+        first_delay_s=0.01,  # + delay_s before the first chunk: it lands at 30 ms
+        delay_s=0.02,
+        finish_reason="length",
+    )
+    return engine
+
+
 async def run_load(
     *,
     duration_s: float = 60.0,
@@ -334,7 +247,7 @@ async def run_load(
     env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Run the load and return the report (see `render`)."""
-    engine = None if engine_url else await ScriptedEngine().start()
+    engine = None if engine_url else await _scripted_engine().start()
     url = engine_url or (engine.url if engine else "")
     workspace = root or Path.cwd()
     initialization = {"engine": {"url": url}, **(options or {})}
@@ -417,14 +330,14 @@ def _percentile(values: list[float], q: float) -> float | None:
 
 def _summarise(
     report: LoadReport,
-    engine: ScriptedEngine | None,
+    engine: FakeEngine | None,
     url: str,
     rate: float,
     documents: int,
     options: dict[str, Any],
 ) -> dict[str, Any]:
     server_engine = report.server_stats.get("engine") or {}
-    engine_requests = engine.requests if engine is not None else None
+    engine_requests = len(engine.requests) if engine is not None else None
     keystrokes = max(report.keystrokes, 1)
     rss = [value for value in report.rss_kib if value]
     # Samples are 1 s apart; the first seconds load the tokenizer, grammars and HTTP client.

@@ -1,8 +1,9 @@
-"""A scripted OpenAI-compatible engine for fault injection: plain asyncio, real HTTP/SSE.
+"""A scripted OpenAI-compatible engine: plain asyncio, real HTTP/SSE, loopback only.
 
 Each request to /v1/completions takes the next `Reply` from `replies` (or `default`),
 so a test says exactly what the engine does: stream text with delays, answer an error
-status, send malformed events, cut the stream, or stall.
+status, send malformed events, cut the stream, or stall. The load benchmark uses it as a
+stand-in engine that streams a fixed answer and counts the streams open at once.
 """
 
 from __future__ import annotations
@@ -52,9 +53,19 @@ class FakeEngine:
         self.metrics_text = ""
         """What /metrics answers (Prometheus text format)."""
         self.other_paths: list[str] = []
+        self.open_now = 0
+        self.peak_open = 0
+        """Most completion streams open at the same time."""
+        self.keep_bodies = True
+        """False: record requests without their bodies (long runs, many prompts)."""
         self._server: asyncio.Server | None = None
         self.port = 0
         self.scheme = "http"
+
+    @property
+    def aborted(self) -> int:
+        """Completion streams the client closed before they finished."""
+        return sum(r.disconnected for r in self.requests)
 
     @property
     def url(self) -> str:
@@ -117,9 +128,14 @@ class FakeEngine:
             await writer.drain()
             return True
         reply = self.replies.pop(0) if self.replies else self.default
-        received = Received(body, headers)
+        received = Received(body if self.keep_bodies else {}, headers)
         self.requests.append(received)
-        await self._stream(reply, received, reader, writer)
+        self.open_now += 1
+        self.peak_open = max(self.peak_open, self.open_now)
+        try:
+            await self._stream(reply, received, reader, writer)
+        finally:
+            self.open_now -= 1
         return False
 
     async def _stream(
