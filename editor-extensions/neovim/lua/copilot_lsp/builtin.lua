@@ -56,13 +56,6 @@ function M.wrap_client(client)
   end
 end
 
-local function insert_at_cursor(text)
-  local row, col = unpack(vim.api.nvim_win_get_cursor(0))
-  local lines = vim.split(text, "\n", { plain = true })
-  vim.api.nvim_buf_set_text(0, row - 1, col, row - 1, col, lines)
-  vim.api.nvim_win_set_cursor(0, { row + #lines - 1, (#lines == 1 and col or 0) + #lines[#lines] })
-end
-
 local accepted = {} ---@type table<string, integer> characters taken so far per completion id
 
 --- Accept all (the built-in's own accept, which runs the item's command), a word or a line.
@@ -76,7 +69,7 @@ function M.accept(part)
     on_accept = function(item)
       local text = type(item.insert_text) == "string" and item.insert_text or item.insert_text.value
       local take = part == "word" and util.next_word(text) or util.next_line(text)
-      insert_at_cursor(take)
+      util.insert_at_cursor(0, take)
       local id = util.item_id(item)
       local client = vim.lsp.get_client_by_id(item.client_id)
       if take == text and item.command and client then

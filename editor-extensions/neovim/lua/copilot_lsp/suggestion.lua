@@ -242,15 +242,6 @@ function M.on_partial(params, client)
   set_suggestion(bufnr, params.completionId, params.text, { row, col }, nil)
 end
 
-local function insert_at_cursor(bufnr, text, replace_to)
-  local row, col = cursor()
-  local lines = vim.split(text, "\n", { plain = true })
-  vim.api.nvim_buf_set_text(bufnr, row, col, row, replace_to or col, lines)
-  local last_row = row + #lines - 1
-  local last_col = (#lines == 1 and col or 0) + #lines[#lines]
-  vim.api.nvim_win_set_cursor(0, { last_row + 1, last_col })
-end
-
 local function execute_accept(client, bufnr, s)
   local item = s.items[s.index]
   local command = item and item.command
@@ -289,7 +280,7 @@ function M.accept(part)
     util.notify(client, "copilot/didPartiallyAccept", { completionId = id, acceptedLength = s.accepted })
   end
   -- The insertion fires TextChangedI: the rest (if any) stays drawn as typed-through text.
-  insert_at_cursor(bufnr, take, replace_to)
+  util.insert_at_cursor(bufnr, take, replace_to)
   if whole then
     s.text, s.anchor, s.items = nil, nil, {}
     ghost.clear(bufnr)

@@ -56,6 +56,15 @@ function M.item_id(item)
   return command and command.arguments and command.arguments[1] or nil
 end
 
+--- Insert `text` at the cursor (replacing up to byte column `replace_to` on its row) and
+--- put the cursor after it.
+function M.insert_at_cursor(bufnr, text, replace_to)
+  local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+  local lines = vim.split(text, "\n", { plain = true })
+  vim.api.nvim_buf_set_text(bufnr, row - 1, col, row - 1, replace_to or col, lines)
+  vim.api.nvim_win_set_cursor(0, { row + #lines - 1, (#lines == 1 and col or 0) + #lines[#lines] })
+end
+
 --- Characters (not bytes) of a string, as the server counts `acceptedLength`.
 function M.chars(text)
   return vim.fn.strchars(text)
