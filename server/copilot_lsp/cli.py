@@ -145,6 +145,12 @@ def _add_draft_commands(commands: Any) -> None:
     train.add_argument(
         "--token-vocab", type=int, help="token loss over the N commonest labels; 0 = all"
     )
+    train.add_argument(
+        "--token-loss",
+        choices=["greedy", "distribution"],
+        help="cross-entropy to the target's greedy token (default) or to its distribution",
+    )
+    train.add_argument("--token-weight", type=float, help="token loss weight (default 0.2)")
     train.add_argument("--seed", type=int)
     train.add_argument("--threads", type=int, help="torch threads (default: all cores)")
     train.add_argument("--device", help="cpu (default) or cuda")
@@ -309,6 +315,8 @@ def _draft(args: argparse.Namespace) -> int:
         lr=args.lr,
         draft_steps=args.draft_steps,
         token_vocab=args.token_vocab,
+        token_loss=args.token_loss,
+        token_weight=args.token_weight,
         seed=args.seed,
         threads=args.threads,
         device=args.device,

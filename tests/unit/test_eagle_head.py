@@ -84,3 +84,18 @@ def test_medusa_heads_start_as_the_identity_and_export_blocks_only() -> None:
     x = torch.randn(2, 5, 16)
     assert all(torch.equal(out, x) for out in heads(x))
     assert set(heads.export_state()) == {f"blocks.{k}.layers.0.weight" for k in range(3)}
+
+
+def test_distribution_loss_is_lowest_when_the_head_matches_the_target() -> None:
+    from copilot_lsp.draft.objectives import OutputLayer
+
+    torch.manual_seed(0)
+    out = OutputLayer(torch.randn(50, 16), vocab=torch.arange(0, 50, 2))
+    teacher = torch.randn(3, 5, 16)
+    labels = (teacher @ out.full.T).argmax(-1)
+    exact = out.loss(teacher, labels, teacher)
+    for scale in (0.0, 0.5, 2.0):
+        assert out.loss(teacher * scale, labels, teacher) > exact
+    assert out.loss(torch.randn(3, 5, 16), labels, teacher) > exact
+    # Without a teacher it is the greedy cross-entropy: labels outside the vocabulary are skipped.
+    assert torch.isfinite(out.loss(teacher, labels))

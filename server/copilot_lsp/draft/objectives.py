@@ -42,9 +42,18 @@ class OutputLayer:
             index[vocab] = torch.arange(len(vocab), device=vocab.device)
             self.index = index
 
-    def loss(self, hidden: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        mapped = labels if self.index is None else self.index[labels]
+    def loss(
+        self, hidden: torch.Tensor, labels: torch.Tensor, teacher: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Cross-entropy against the greedy `labels`, or, given the target's hidden states
+        `teacher` at the same positions, against the target's whole next-token distribution
+        (EAGLE's classification loss): ties and near-ties then teach the head too."""
         logits = hidden.reshape(-1, hidden.shape[-1]) @ self.weight.T
+        if teacher is not None:
+            with torch.no_grad():
+                expected = F.softmax(teacher.reshape(-1, teacher.shape[-1]) @ self.weight.T, -1)
+            return F.cross_entropy(logits, expected)
+        mapped = labels if self.index is None else self.index[labels]
         return F.cross_entropy(logits, mapped.reshape(-1), ignore_index=-100)
 
     @torch.no_grad()
@@ -65,6 +74,8 @@ class LossWeights:
     token: float = 0.1
     step_decay: float = 0.8
     """Weight of draft step s (or Medusa head s) is step_decay**(s-1)."""
+    distribution: bool = False
+    """Token loss against the target's distribution instead of its greedy token."""
 
 
 def eagle_loss(
@@ -87,7 +98,8 @@ def eagle_loss(
     for s, output in enumerate(outputs, start=1):
         pred = output[:, s - 1 :]
         feature_loss = F.smooth_l1_loss(pred, target_hidden[:, s - 1 :])
-        token_loss = out.loss(pred, labels[:, s - 1 :])
+        teacher = target_hidden[:, s - 1 :] if weights.distribution else None
+        token_loss = out.loss(pred, labels[:, s - 1 :], teacher)
         weight = weights.step_decay ** (s - 1)
         total = total + weight * (weights.feature * feature_loss + weights.token * token_loss)
         parts[f"feat{s}"] = float(feature_loss.detach())
@@ -104,7 +116,8 @@ def medusa_loss(
     parts: dict[str, float] = {}
     for k, output in enumerate(outputs):
         shift = k + 1
-        loss = out.loss(output[:, : t - shift], batch.argmax[:, shift:])
+        teacher = batch.hidden[:, shift:] if weights.distribution else None
+        loss = out.loss(output[:, : t - shift], batch.argmax[:, shift:], teacher)
         total = total + weights.step_decay**k * loss
         parts[f"tok{k + 1}"] = float(loss.detach())
     return total, parts

@@ -66,6 +66,8 @@ class TrainOptions:
     """Token loss over the N most frequent greedy labels (0: the whole vocabulary)."""
     feature_weight: float = 1.0
     token_weight: float = 0.2
+    token_loss: Literal["greedy", "distribution"] = "greedy"
+    """Token loss against the target's greedy token, or its whole next-token distribution."""
     step_decay: float = 0.8
     noise: float = 0.0
     seed: int = 0
@@ -92,7 +94,12 @@ class TrainOptions:
         data = asdict(self)
         for key in ("out", "steps", "checkpoint_every", "threads", "cache_dir", "dtype", "device"):
             data.pop(key)
-        for key, default in (("generated_share", 0.0), ("generated_prompt", 64), ("init", None)):
+        for key, default in (
+            ("generated_share", 0.0),
+            ("generated_prompt", 64),
+            ("init", None),
+            ("token_loss", "greedy"),
+        ):
             if data[key] == default:  # older checkpoints did not know these: still resumable
                 data.pop(key)
         return json.loads(json.dumps(data, default=str))  # type: ignore[no-any-return]
@@ -121,7 +128,14 @@ def run(options: TrainOptions, log: Callable[[str], None]) -> dict[str, Any]:
         log(f"token loss over {len(vocab)} labels covering {coverage:.1%} of greedy tokens")
         vocab = vocab.to(device)
     out = OutputLayer(target.lm_head.float(), vocab)
-    weights = LossWeights(options.feature_weight, options.token_weight, options.step_decay)
+    if options.token_loss not in ("greedy", "distribution"):
+        raise ConfigError("--token-loss is `greedy` or `distribution`")
+    weights = LossWeights(
+        options.feature_weight,
+        options.token_weight,
+        options.step_decay,
+        distribution=options.token_loss == "distribution",
+    )
     model: torch.nn.Module
     if options.method == "eagle":
         model = EagleHead(EagleShape.of(target.shape))
