@@ -168,6 +168,17 @@ def _add_draft_commands(commands: Any) -> None:
     train.add_argument("--json", action="store_true", help="print the report as JSON")
     fingerprint = actions.add_parser("fingerprint", help="print a target model's fingerprint")
     fingerprint.add_argument("model", help="model folder, or `embedded`")
+    evaluate = actions.add_parser(
+        "evaluate", help="held-out acceptance of an exported EAGLE head on cached features"
+    )
+    evaluate.add_argument("head", type=Path, help="the head's folder (as `draft train` wrote)")
+    evaluate.add_argument(
+        "--target", default="embedded", help="target model folder, or `embedded` (default)"
+    )
+    evaluate.add_argument(
+        "--features", type=Path, required=True, help="a `draft train --cache-dir` folder"
+    )
+    evaluate.add_argument("--draft-steps", type=int, default=3)
 
 
 def configure_logging(verbose: int, log_file: Path | None) -> None:
@@ -300,6 +311,12 @@ def _draft(args: argparse.Namespace) -> int:
         from copilot_lsp.draft.fingerprint import target_fingerprint
 
         print(target_fingerprint(_target_dir(args.model)))
+        return 0
+    if args.action == "evaluate":
+        from copilot_lsp.draft.train import evaluate_head
+
+        result = evaluate_head(_target_dir(args.target), args.head, args.features, args.draft_steps)
+        print(json.dumps(result, indent=2))
         return 0
     from copilot_lsp.draft.render import render_report
     from copilot_lsp.draft.train import TrainOptions, run, with_overrides

@@ -21,7 +21,7 @@ import pytest
 from copilot_lsp.draft.embedded import shipped_dir
 from copilot_lsp.draft.export import MEDUSA_HEADS, SIDECAR
 from copilot_lsp.draft.fingerprint import FINGERPRINT_KEY, target_fingerprint
-from copilot_lsp.draft.train import TrainOptions, run
+from copilot_lsp.draft.train import TrainOptions, evaluate_head, run
 from copilot_lsp.engine import launcher
 from copilot_lsp.engine.metrics import SpecDecodeCounters, parse_metrics
 from copilot_lsp.engine.prepare import prepare_embedded_model
@@ -99,6 +99,18 @@ def test_training_resumes_from_its_checkpoint(tiny_drafts: dict[str, Path], targ
     options = _tiny("eagle", target, eagle, eagle.parent / "features", steps=4)
     run(options, log=said.append)
     assert any("resuming from step 3" in line for line in said)
+
+
+def test_evaluate_reproduces_the_training_report_and_ranks_the_shipped_head_first(
+    tiny_drafts: dict[str, Path], target: Path
+) -> None:
+    features = tiny_drafts["eagle"].parent / "features"
+    tiny = evaluate_head(target, tiny_drafts["eagle"], features)
+    trained = json.loads((tiny_drafts["eagle"] / SIDECAR).read_text())["training"]["heldout"]
+    assert tiny["per_position"] == trained["per_position"]
+    assert tiny["serving"] == trained["serving"]
+    shipped = evaluate_head(target, shipped_dir("eagle"), features)
+    assert shipped["serving"]["acceptance_rate"] > tiny["serving"]["acceptance_rate"] + 0.1
 
 
 def _profile(name: str, speculative: dict[str, object] | None) -> Profile:

@@ -99,3 +99,13 @@ def test_distribution_loss_is_lowest_when_the_head_matches_the_target() -> None:
     assert out.loss(torch.randn(3, 5, 16), labels, teacher) > exact
     # Without a teacher it is the greedy cross-entropy: labels outside the vocabulary are skipped.
     assert torch.isfinite(out.loss(teacher, labels))
+
+
+def test_serving_rounds_start_after_the_accepted_drafts_and_the_bonus_token() -> None:
+    from copilot_lsp.draft.objectives import serving_rounds
+
+    # Easy start (3 right from slots 0-3), then hard: the engine crosses the easy stretch in
+    # one round and spends a round on each hard slot.
+    assert serving_rounds(torch.tensor([3, 3, 3, 3, 0, 1, 0, 0])) == [3, 0, 1, 0]
+    assert serving_rounds(torch.tensor([0, 0, 0])) == [0, 0, 0]
+    assert serving_rounds(torch.tensor([], dtype=torch.long)) == []

@@ -128,9 +128,14 @@ class Acceptance:
     """Teacher-forced estimate of greedy chain acceptance on held-out features."""
 
     per_position: list[float]
-    """P(draft k accepted) for k = 1..K: drafts 1..k all match the target."""
+    """P(draft k accepted) for k = 1..K: drafts 1..k all match the target, averaged over
+    every start position."""
     step_accuracy: list[float]
     """Top-1 agreement of each draft step on its own (inputs from the head's earlier steps)."""
+    serving_per_position: list[float]
+    """The same, averaged over the rounds an engine would run: each round starts one token
+    after the last accepted draft. Easy stretches are crossed in few rounds and hard ones in
+    many, so this is lower than `per_position`, and it is what the engine's counters show."""
 
     @property
     def mean_accepted_length(self) -> float:
@@ -141,12 +146,45 @@ class Acceptance:
         return sum(self.per_position) / len(self.per_position)
 
     def as_dict(self) -> dict[str, object]:
+        serving = self.serving_per_position
         return {
             "acceptance_rate": round(self.acceptance_rate, 4),
             "mean_accepted_length": round(self.mean_accepted_length, 3),
             "per_position": [round(x, 4) for x in self.per_position],
             "step_accuracy": [round(x, 4) for x in self.step_accuracy],
+            "serving": {
+                "acceptance_rate": round(sum(serving) / len(serving), 4),
+                "mean_accepted_length": round(1.0 + sum(serving), 3),
+                "per_position": [round(x, 4) for x in serving],
+            },
         }
+
+
+def serving_rounds(chain_lengths: torch.Tensor) -> list[int]:
+    """Accepted drafts per round when rounds run in sequence over one sequence.
+
+    `chain_lengths[r]` is how many drafts in a row are right for a round starting at r; the
+    next round starts after the accepted drafts and the target's own (bonus) token."""
+    lengths = chain_lengths.tolist()
+    accepted: list[int] = []
+    start = 0
+    while start < len(lengths):
+        accepted.append(int(lengths[start]))
+        start += accepted[-1] + 1
+    return accepted
+
+
+def _serving_per_position(chains: list[torch.Tensor], steps: int) -> list[float]:
+    """From per-start chain lengths [B, n] (one tensor per batch) to P(draft k accepted)."""
+    counts = [0] * steps
+    rounds = 0
+    for lengths in chains:
+        for row in lengths:
+            for accepted in serving_rounds(row):
+                rounds += 1
+                for k in range(accepted):
+                    counts[k] += 1
+    return [c / max(rounds, 1) for c in counts]
 
 
 @torch.no_grad()
@@ -156,6 +194,7 @@ def eagle_acceptance(
     chains = [0.0] * steps
     accuracy = [0.0] * steps
     rounds = 0
+    lengths: list[torch.Tensor] = []
     for batch in batches:
         outputs = head(F.embedding(batch.tokens[:, 1:], embed), batch.hidden[:, :-1], steps)
         labels = batch.argmax[:, 1:]
@@ -163,12 +202,19 @@ def eagle_acceptance(
         correct = [out.predict(o) == labels for o in outputs]  # [B, T-1] per step
         n = t - steps + 1  # rounds starting at slot i = 0..n-1 have all their steps in range
         chain = torch.ones_like(correct[0][:, :n])
+        length = torch.zeros(chain.shape, dtype=torch.long, device=chain.device)
         for s in range(steps):
             accuracy[s] += float(correct[s][:, s:].float().mean())
             chain = chain & correct[s][:, s : s + n]
             chains[s] += float(chain.float().sum())
+            length += chain.long()
         rounds += chain.numel()
-    return Acceptance([c / rounds for c in chains], [a / len(batches) for a in accuracy])
+        lengths.append(length.cpu())
+    return Acceptance(
+        [c / rounds for c in chains],
+        [a / len(batches) for a in accuracy],
+        _serving_per_position(lengths, steps),
+    )
 
 
 @torch.no_grad()
@@ -177,15 +223,23 @@ def medusa_acceptance(heads: MedusaHeads, out: OutputLayer, batches: list[Batch]
     chains = [0.0] * k
     accuracy = [0.0] * k
     rounds = 0
+    lengths: list[torch.Tensor] = []
     for batch in batches:
         outputs = heads(batch.hidden)
         t = batch.hidden.shape[1]
         n = t - k  # positions whose every head has a label
         chain = torch.ones((batch.hidden.shape[0], n), dtype=torch.bool, device=batch.hidden.device)
+        length = torch.zeros(chain.shape, dtype=torch.long, device=chain.device)
         for j, output in enumerate(outputs):
             correct = out.predict(output[:, :n]) == batch.argmax[:, j + 1 : j + 1 + n]
             accuracy[j] += float(correct.float().mean())
             chain = chain & correct
             chains[j] += float(chain.float().sum())
+            length += chain.long()
         rounds += chain.numel()
-    return Acceptance([c / rounds for c in chains], [a / len(batches) for a in accuracy])
+        lengths.append(length.cpu())
+    return Acceptance(
+        [c / rounds for c in chains],
+        [a / len(batches) for a in accuracy],
+        _serving_per_position(lengths, k),
+    )

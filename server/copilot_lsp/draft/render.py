@@ -14,15 +14,24 @@ def render_report(report: dict[str, Any]) -> str:
         f"from {corpus.get('files', corpus.get('features'))}; "
         f"trained {report['train_seconds']:.0f} s",
         "",
-        f"{'position':>9} {'step top-1':>11} {'P(accepted)':>12}",
+        f"{'position':>9} {'step top-1':>11} {'P(accepted)':>12} {'in serving':>11}",
     ]
+    serving = heldout.get("serving") or {}
     for k, (accuracy, accepted) in enumerate(
         zip(heldout["step_accuracy"], heldout["per_position"], strict=True), start=1
     ):
-        lines.append(f"{k:>9} {accuracy:>11.3f} {accepted:>12.3f}")
+        rounds = serving.get("per_position", [])
+        in_serving = f"{rounds[k - 1]:>11.3f}" if len(rounds) >= k else f"{'-':>11}"
+        lines.append(f"{k:>9} {accuracy:>11.3f} {accepted:>12.3f} {in_serving}")
     lines += [
         "",
         f"held-out (teacher-forced) acceptance rate {heldout['acceptance_rate']:.3f}, "
         f"mean accepted length {heldout['mean_accepted_length']:.2f}",
     ]
+    if serving:
+        lines.append(
+            f"in serving order (rounds as the engine runs them): acceptance rate "
+            f"{serving['acceptance_rate']:.3f}, mean accepted length "
+            f"{serving['mean_accepted_length']:.2f}"
+        )
     return "\n".join(lines)

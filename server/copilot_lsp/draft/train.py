@@ -350,6 +350,24 @@ def _save(
     os.replace(tmp, path)
 
 
+def evaluate_head(
+    target_dir: Path, head: Path, features: Path, draft_steps: int = 3
+) -> dict[str, Any]:
+    """Held-out metrics of an exported EAGLE head on cached features (FEATURES/heldout):
+    compare heads without serving them. The features must come from the same target."""
+    target = Target(target_dir, threads=None, device="cpu", dtype=torch.float32)
+    shards = sorted((features / "heldout").glob("*.safetensors"))
+    if not shards:
+        raise ConfigError(f"no cached held-out features in {features / 'heldout'}")
+    data = load(shards)
+    model = EagleHead(EagleShape.of(target.shape))
+    model.load_export(head)
+    options = TrainOptions(method="eagle", target=target_dir, out=head, draft_steps=draft_steps)
+    out = OutputLayer(target.lm_head.float())
+    acceptance = _evaluate(options, model, target.embed.detach().float(), out, data)
+    return {"head": str(head), "heldout_tokens": int(data.tokens.numel()), **acceptance.as_dict()}
+
+
 def _evaluate(
     options: TrainOptions,
     model: torch.nn.Module,
