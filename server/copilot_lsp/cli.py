@@ -137,6 +137,9 @@ def _add_draft_commands(commands: Any) -> None:
     train.add_argument("--batch-size", type=int, help="sequences per step (default 8)")
     train.add_argument("--seq-len", type=int, help="tokens per sequence (default 256)")
     train.add_argument("--train-tokens", type=int, help="corpus tokens to train on (400000)")
+    train.add_argument(
+        "--skip-tokens", type=int, help="start the training windows after this many tokens"
+    )
     train.add_argument("--heldout-tokens", type=int, help="held-out tokens to measure (32768)")
     train.add_argument("--lr", type=float, help="peak learning rate (default 1e-3)")
     train.add_argument(
@@ -328,6 +331,7 @@ def _draft(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         seq_len=args.seq_len,
         train_tokens=args.train_tokens,
+        skip_tokens=args.skip_tokens,
         heldout_tokens=args.heldout_tokens,
         lr=args.lr,
         draft_steps=args.draft_steps,

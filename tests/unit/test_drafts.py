@@ -131,3 +131,28 @@ def test_embedded_draft_names_resolve_for_the_command_line(tmp_path: Path) -> No
     assert eagle is not None and eagle.endswith("weights/smollm2-eagle")
     with pytest.raises(ConfigError, match="unknown embedded draft"):
         draft_path_for(profile(target, "embedded-draft:nope"), str(target))
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"skip_tokens": 100}, "--skip-tokens"),
+        ({"skip_tokens": -256}, "--skip-tokens"),
+        ({"token_loss": "soft"}, "--token-loss"),
+        ({"draft_steps": 6}, "--draft-steps"),
+    ],
+)
+def test_bad_training_options_are_refused_before_any_work(
+    tmp_path: Path, change: dict[str, object], message: str
+) -> None:
+    from dataclasses import replace
+
+    from copilot_lsp.draft.train import TrainOptions, run
+
+    options = replace(
+        TrainOptions(method="eagle", target=tmp_path / "no-model", out=tmp_path / "out"),
+        **change,  # type: ignore[arg-type]
+    )
+    with pytest.raises(ConfigError, match=message):
+        run(options, log=lambda _: None)
+    assert not (tmp_path / "out").exists()

@@ -54,6 +54,8 @@ class TrainOptions:
     """`default` (stdlib + site-packages), `stdlib`, `site-packages`, or folders."""
     seq_len: int = 256
     train_tokens: int = 400_000
+    skip_tokens: int = 0
+    """Training windows start after this many corpus tokens: fresh data for another run."""
     heldout_tokens: int = 32_768
     heldout_percent: int = 5
     steps: int = 2000
@@ -99,6 +101,7 @@ class TrainOptions:
             ("generated_prompt", 64),
             ("init", None),
             ("token_loss", "greedy"),
+            ("skip_tokens", 0),
         ):
             if data[key] == default:  # older checkpoints did not know these: still resumable
                 data.pop(key)
@@ -109,6 +112,10 @@ def run(options: TrainOptions, log: Callable[[str], None]) -> dict[str, Any]:
     """Train, evaluate on the held-out split and export; returns the report (also JSON)."""
     if options.draft_steps < 1 or options.draft_steps > 5:
         raise ConfigError("--draft-steps must be between 1 and 5 (vLLM caps drafts at 5 here)")
+    if options.skip_tokens < 0 or options.skip_tokens % options.seq_len:
+        raise ConfigError("--skip-tokens must be a non-negative multiple of --seq-len")
+    if options.token_loss not in ("greedy", "distribution"):
+        raise ConfigError("--token-loss is `greedy` or `distribution`")
     torch.manual_seed(options.seed)
     device = torch.device(options.device)
     target = Target(
@@ -128,8 +135,6 @@ def run(options: TrainOptions, log: Callable[[str], None]) -> dict[str, Any]:
         log(f"token loss over {len(vocab)} labels covering {coverage:.1%} of greedy tokens")
         vocab = vocab.to(device)
     out = OutputLayer(target.lm_head.float(), vocab)
-    if options.token_loss not in ("greedy", "distribution"):
-        raise ConfigError("--token-loss is `greedy` or `distribution`")
     weights = LossWeights(
         options.feature_weight,
         options.token_weight,
@@ -186,9 +191,9 @@ def _features(
     train_seqs = [
         s
         for _, s in corpus.token_sequences(
-            train_files, target.encode, chunking, options.train_tokens
+            train_files, target.encode, chunking, options.skip_tokens + options.train_tokens
         )
-    ]
+    ][options.skip_tokens // options.seq_len :]
     heldout_seqs = [
         s
         for _, s in corpus.token_sequences(
