@@ -162,6 +162,12 @@ def _add_draft_commands(commands: Any) -> None:
         "--features", type=Path, help="train on an earlier --cache-dir's shards, not the corpus"
     )
     train.add_argument(
+        "--extra-features",
+        type=Path,
+        nargs="+",
+        help="more cached folders whose train shards join --features' (held-out: --features')",
+    )
+    train.add_argument(
         "--generated-share",
         type=float,
         help="share of sequences the target continues itself after --generated-prompt tokens",
@@ -343,6 +349,7 @@ def _draft(args: argparse.Namespace) -> int:
         device=args.device,
         cache_dir=args.cache_dir,
         features=args.features,
+        extra_features=tuple(args.extra_features or ()),
         generated_share=args.generated_share,
         generated_prompt=args.generated_prompt,
         init=args.init,

@@ -213,3 +213,30 @@ def test_self_distilled_training_continues_the_shipped_head(
     assert report["heldout"]["acceptance_rate"] > 0.2
     fresh = json.loads((tiny_drafts["eagle"] / SIDECAR).read_text())["training"]["heldout"]
     assert fresh["acceptance_rate"] < 0.1
+
+
+def test_fresh_windows_and_extra_features_add_training_data(
+    tmp_path: Path, target: Path, tiny_drafts: dict[str, Path]
+) -> None:
+    first = tiny_drafts["eagle"].parent / "features"
+    fresh = tmp_path / "fresh"
+    # --skip-tokens: the windows after the first run's 2048 tokens; --steps 0 only caches them.
+    run(_tiny("eagle", target, tmp_path / "cache-only", fresh, skip_tokens=2048, steps=0), print)
+    own = {str(p.name) for p in (first / "train").glob("*.safetensors")}
+    new = {str(p.name) for p in (fresh / "train").glob("*.safetensors")}
+    assert new and not new & own, "the skipped windows are other text, cached apart"
+    said: list[str] = []
+    options = _tiny(
+        "eagle",
+        target,
+        tmp_path / "both",
+        tmp_path / "unused",
+        features=first,
+        extra_features=(fresh,),
+        steps=1,
+    )
+    report = run(options, log=said.append)
+    alone = run(replace(options, out=tmp_path / "alone", extra_features=()), log=lambda _: None)
+    assert report["corpus"]["train_tokens"] == 2 * alone["corpus"]["train_tokens"]
+    assert report["corpus"]["heldout_tokens"] == alone["corpus"]["heldout_tokens"]
+    assert any(str(fresh) in line for line in said)

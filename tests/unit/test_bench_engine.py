@@ -297,3 +297,12 @@ def test_a_claim_about_where_speculation_stops_needs_a_profile_that_pays() -> No
     batch, temperature = answers[2], answers[4]
     assert batch.holds is None and "does not pay even at 1" in batch.evidence
     assert temperature.holds is None
+
+
+def test_paying_at_low_concurrency_says_nothing_about_batch_64() -> None:
+    data = _synthetic()
+    data["cells"] = [c for c in data["cells"] if c["concurrency"] < 64]
+    data["plan"]["concurrency"] = [1, 16]
+    batch = claims.answer_all(report.summarise(data))[2]
+    assert batch.holds is None
+    assert "measured only up to concurrency 16" in batch.evidence

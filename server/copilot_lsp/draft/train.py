@@ -90,6 +90,9 @@ class TrainOptions:
     """Train on the cached shards in FEATURES/train and FEATURES/heldout (an earlier run's
     --cache-dir) instead of reading the corpus: the same data for two methods even after the
     installed packages, and so the corpus, changed."""
+    extra_features: tuple[Path, ...] = ()
+    """More cached training shards (EXTRA/train) beside `features`' own; held-out stays
+    `features`' own, so heads trained on more data are measured on the same text."""
 
     def resume_key(self) -> dict[str, Any]:
         """What must match for a checkpoint to be resumed (not `steps`: a run may be extended)."""
@@ -102,6 +105,7 @@ class TrainOptions:
             ("init", None),
             ("token_loss", "greedy"),
             ("skip_tokens", 0),
+            ("extra_features", ()),
         ):
             if data[key] == default:  # older checkpoints did not know these: still resumable
                 data.pop(key)
@@ -179,10 +183,12 @@ def run(options: TrainOptions, log: Callable[[str], None]) -> dict[str, Any]:
 def _features(
     options: TrainOptions, target: Target, fingerprint: str, log: Callable[[str], None]
 ) -> tuple[Features, Features, dict[str, Any]]:
+    if options.extra_features and options.features is None:
+        raise ConfigError("--extra-features adds to --features")
     if options.features is not None:
         if options.generated_share:
             raise ConfigError("--generated-share needs the corpus, not cached --features")
-        return _cached_features(options.features, log)
+        return _cached_features(options.features, options.extra_features, log)
     roots = corpus.resolve_roots(list(options.corpus))
     files = corpus.collect(roots)
     train_files = [f for f in files if f.split(options.heldout_percent) == "train"]
@@ -234,19 +240,26 @@ def _features(
 
 
 def _cached_features(
-    folder: Path, log: Callable[[str], None]
+    folder: Path, extra: tuple[Path, ...], log: Callable[[str], None]
 ) -> tuple[Features, Features, dict[str, Any]]:
     sets = []
-    for name in ("train", "heldout"):
-        shards = sorted((folder / name).glob("*.safetensors"))
-        if not shards:
-            raise ConfigError(f"no cached {name} features in {folder / name}")
+    for name, folders in (("train", (folder, *extra)), ("heldout", (folder,))):
+        shards = []
+        for source in folders:
+            found = sorted((source / name).glob("*.safetensors"))
+            if not found:
+                raise ConfigError(f"no cached {name} features in {source / name}")
+            shards += found
         sets.append(load(shards))
     train_set, heldout_set = sets
-    log(f"features from {folder}: {len(train_set)} train, {len(heldout_set)} held-out sequences")
+    log(
+        f"features from {', '.join(map(str, (folder, *extra)))}: {len(train_set)} train, "
+        f"{len(heldout_set)} held-out sequences"
+    )
     seq_len = int(train_set.tokens.shape[1])
     report = {
         "features": str(folder),
+        "extra_features": [str(source) for source in extra],
         "train_tokens": len(train_set) * seq_len,
         "heldout_tokens": len(heldout_set) * seq_len,
     }
