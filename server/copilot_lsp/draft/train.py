@@ -244,13 +244,7 @@ def _cached_features(
 ) -> tuple[Features, Features, dict[str, Any]]:
     sets = []
     for name, folders in (("train", (folder, *extra)), ("heldout", (folder,))):
-        shards = []
-        for source in folders:
-            found = sorted((source / name).glob("*.safetensors"))
-            if not found:
-                raise ConfigError(f"no cached {name} features in {source / name}")
-            shards += found
-        sets.append(load(shards))
+        sets.append(load([shard for source in folders for shard in _shards(source, name)]))
     train_set, heldout_set = sets
     log(
         f"features from {', '.join(map(str, (folder, *extra)))}: {len(train_set)} train, "
@@ -264,6 +258,14 @@ def _cached_features(
         "heldout_tokens": len(heldout_set) * seq_len,
     }
     return train_set, heldout_set, report
+
+
+def _shards(folder: Path, name: str) -> list[Path]:
+    """The cached feature shards of split `name` in an earlier run's cache folder."""
+    found = sorted((folder / name).glob("*.safetensors"))
+    if not found:
+        raise ConfigError(f"no cached {name} features in {folder / name}")
+    return found
 
 
 def _batch(data: Features, index: torch.Tensor, device: torch.device) -> Batch:
@@ -373,11 +375,8 @@ def evaluate_head(
 ) -> dict[str, Any]:
     """Held-out metrics of an exported EAGLE head on cached features (FEATURES/heldout):
     compare heads without serving them. The features must come from the same target."""
+    data = load(_shards(features, "heldout"))
     target = Target(target_dir, threads=None, device="cpu", dtype=torch.float32)
-    shards = sorted((features / "heldout").glob("*.safetensors"))
-    if not shards:
-        raise ConfigError(f"no cached held-out features in {features / 'heldout'}")
-    data = load(shards)
     model = EagleHead(EagleShape.of(target.shape))
     model.load_export(head)
     options = TrainOptions(method="eagle", target=target_dir, out=head, draft_steps=draft_steps)
