@@ -174,6 +174,12 @@ def _add_draft_commands(commands: Any) -> None:
     )
     train.add_argument("--generated-prompt", type=int, help="corpus tokens kept (default 64)")
     train.add_argument("--init", type=Path, help="start from this exported EAGLE head folder")
+    train.add_argument(
+        "--layers",
+        type=int,
+        help="EAGLE decoder layers (default 1); with --init a head grows, new layers start as "
+        "the identity",
+    )
     train.add_argument("--json", action="store_true", help="print the report as JSON")
     fingerprint = actions.add_parser("fingerprint", help="print a target model's fingerprint")
     fingerprint.add_argument("model", help="model folder, or `embedded`")
@@ -353,6 +359,7 @@ def _draft(args: argparse.Namespace) -> int:
         generated_share=args.generated_share,
         generated_prompt=args.generated_prompt,
         init=args.init,
+        layers=args.layers,
     )
     report = run(options, log=_say)
     print(json.dumps(report, indent=2) if args.json else render_report(report))

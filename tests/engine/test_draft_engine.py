@@ -240,3 +240,28 @@ def test_fresh_windows_and_extra_features_add_training_data(
     assert report["corpus"]["train_tokens"] == 2 * alone["corpus"]["train_tokens"]
     assert report["corpus"]["heldout_tokens"] == alone["corpus"]["heldout_tokens"]
     assert any(str(fresh) in line for line in said)
+
+
+def test_a_head_grown_to_two_layers_loads_and_decodes_exactly_like_plain(
+    plain: list[str], tmp_path: Path, target: Path, tiny_drafts: dict[str, Path]
+) -> None:
+    # The shipped head plus a second layer (input norm and all, as vLLM builds layers after
+    # the first): one training step moves the new layer off the identity.
+    options = _tiny(
+        "eagle",
+        target,
+        tmp_path / "eagle-2",
+        tiny_drafts["eagle"].parent / "features",
+        init=shipped_dir("eagle"),
+        layers=2,
+        steps=1,
+        lr=1e-4,
+    )
+    report = run(options, log=lambda message: None)
+    config = json.loads((options.out / "config.json").read_text())
+    assert config["num_hidden_layers"] == 2
+    assert report["heldout"]["acceptance_rate"] > 0.2, "growing lost the shipped head's skill"
+    spec = {"method": "eagle", "model": str(options.out), "num_speculative_tokens": 3}
+    texts, counters = _greedy(_profile("eagle-2-layers", spec))
+    assert counters.accepted_tokens / counters.draft_tokens > 0.3
+    assert texts == plain

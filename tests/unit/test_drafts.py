@@ -140,6 +140,8 @@ def test_embedded_draft_names_resolve_for_the_command_line(tmp_path: Path) -> No
         ({"skip_tokens": -256}, "--skip-tokens"),
         ({"token_loss": "soft"}, "--token-loss"),
         ({"draft_steps": 6}, "--draft-steps"),
+        ({"layers": 0}, "--layers"),
+        ({"layers": 2, "method": "medusa"}, "--layers applies to EAGLE"),
     ],
 )
 def test_bad_training_options_are_refused_before_any_work(

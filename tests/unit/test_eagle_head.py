@@ -8,11 +8,17 @@ for every position at once with masks; the two must agree.
 
 from __future__ import annotations
 
-import torch
-import torch.nn.functional as F
+from dataclasses import replace
+from pathlib import Path
 
-from copilot_lsp.draft.eagle import EagleHead, EagleShape
+import pytest
+import torch
+from safetensors.torch import save_file
+
+from copilot_lsp.draft.eagle import EagleHead, EagleLayer, EagleShape, exported_layers
+from copilot_lsp.draft.export import WEIGHTS
 from copilot_lsp.draft.medusa import MedusaHeads
+from copilot_lsp.errors import ConfigError
 
 SHAPE = EagleShape(
     hidden_size=16,
@@ -25,49 +31,70 @@ SHAPE = EagleShape(
 )
 
 
-def layer(
-    head: EagleHead, x: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, q: torch.Tensor
+def decode(
+    head: EagleHead,
+    caches: list[tuple[list[torch.Tensor], list[torch.Tensor]]],
+    embed: torch.Tensor,
+    feature: torch.Tensor,
+    position: int,
 ) -> torch.Tensor:
-    """One query row attending to explicit cache rows, then the rest of the decoder layer."""
-    scores = (q @ keys.transpose(-1, -2)) / SHAPE.head_dim**0.5  # [1, heads, 1, n]
-    attn = torch.softmax(scores, dim=-1) @ values
-    r = x + head.o_proj(attn.transpose(1, 2).reshape(1, 1, -1))
-    n = head.post_attention_layernorm(r)
-    return r + head.down_proj(F.silu(head.gate_proj(n)) * head.up_proj(n))
+    """One token through the head with explicit per-layer KV caches, as vLLM's proposer runs."""
+    stream = head.fc(torch.cat((embed, feature), dim=-1)).view(1, 1, -1)
+    for layer, (cache_k, cache_v) in zip(head.layers, caches, strict=True):
+        assert isinstance(layer, EagleLayer)
+        q, k, v = layer.qkv(layer.attention_input(stream), torch.tensor([position]))
+        cache_k.append(k)
+        cache_v.append(v)
+        keys, values = torch.cat(cache_k, dim=2), torch.cat(cache_v, dim=2)
+        scores = (q @ keys.transpose(-1, -2)) / SHAPE.head_dim**0.5  # [1, heads, 1, n]
+        attn = torch.softmax(scores, dim=-1) @ values
+        stream = stream + layer.o_proj(attn.transpose(1, 2).reshape(1, 1, -1))
+        stream = stream + layer.mlp(stream)
+    return stream[0, 0]
 
 
-def entry(head: EagleHead, embed: torch.Tensor, feature: torch.Tensor, position: int):  # type: ignore[no-untyped-def]
-    x = head.fc(torch.cat((embed, feature), dim=-1)).view(1, 1, -1)
-    q, k, v = head._qkv(x, torch.tensor([position]))
-    return x, q, k, v
-
-
-def test_unrolled_steps_match_round_by_round_drafting() -> None:
+@pytest.mark.parametrize("layers", [1, 2])
+def test_unrolled_steps_match_round_by_round_drafting(layers: int) -> None:
     torch.manual_seed(0)
-    head = EagleHead(SHAPE).eval()
+    head = EagleHead(replace(SHAPE, num_layers=layers)).eval()
     t, steps = 9, 3
     embeds = torch.randn(1, t, 16)
     features = torch.randn(1, t, 16)
     with torch.no_grad():
         unrolled = head(embeds, features, steps)
         for p in range(t - steps + 1):  # verified position p; drafts at p, p+1, p+2
-            cache_k, cache_v = [], []
+            caches: list[tuple[list[torch.Tensor], list[torch.Tensor]]] = [
+                ([], []) for _ in range(layers)
+            ]
             for j in range(p + 1):  # the prefill/verification pass: target features
-                _, _, k, v = entry(head, embeds[0, j], features[0, j], j)
-                cache_k.append(k)
-                cache_v.append(v)
-            feature = features[0, p]
+                out = decode(head, caches, embeds[0, j], features[0, j], j)
             for s in range(1, steps + 1):
                 slot = p + s - 1
-                x, q, k, v = entry(head, embeds[0, slot], feature, slot)
                 if s > 1:
-                    cache_k.append(k)
-                    cache_v.append(v)
-                keys = torch.cat(cache_k, dim=2)
-                values = torch.cat(cache_v, dim=2)
-                out = layer(head, x, keys, values, q)[0, 0]
+                    out = decode(head, caches, embeds[0, slot], out, slot)
                 torch.testing.assert_close(out, unrolled[s - 1][0, slot], atol=1e-5, rtol=1e-4)
-                feature = out
+
+
+def test_a_head_grows_a_layer_that_starts_as_the_identity_and_never_shrinks(
+    tmp_path: Path,
+) -> None:
+    torch.manual_seed(0)
+    one = EagleHead(SHAPE)
+    save_file(one.export_state(), str(tmp_path / WEIGHTS))
+    assert exported_layers(tmp_path) == 1
+    two = EagleHead(replace(SHAPE, num_layers=2))
+    assert two.load_export(tmp_path) == [1]
+    embeds, features = torch.randn(2, 7, 16), torch.randn(2, 7, 16)
+    with torch.no_grad():
+        for a, b in zip(one(embeds, features, 3), two(embeds, features, 3), strict=True):
+            torch.testing.assert_close(a, b)
+    names = set(two.export_state())
+    assert "layers.1.input_layernorm.weight" in names
+    assert "layers.0.input_layernorm.weight" not in names, "vLLM's first layer has no input norm"
+    save_file(two.export_state(), str(tmp_path / WEIGHTS))
+    assert exported_layers(tmp_path) == 2
+    with pytest.raises(ConfigError, match="grow, not shrink"):
+        EagleHead(SHAPE).load_export(tmp_path)
 
 
 def test_export_names_are_the_ones_vllm_loads() -> None:

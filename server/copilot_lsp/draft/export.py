@@ -31,8 +31,10 @@ MEDUSA_HEADS = "medusa_heads.safetensors"
 _TORCH_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
 
 
-def eagle_config(target_config: dict[str, Any], fingerprint: str, dtype: str) -> dict[str, Any]:
-    """The target's config with one layer: vLLM builds the EAGLE layer from these fields."""
+def eagle_config(
+    target_config: dict[str, Any], fingerprint: str, dtype: str, *, layers: int = 1
+) -> dict[str, Any]:
+    """The target's config with the head's layers: vLLM builds them from these fields."""
     config = {
         key: value
         for key, value in target_config.items()
@@ -41,7 +43,7 @@ def eagle_config(target_config: dict[str, Any], fingerprint: str, dtype: str) ->
     config.update(
         architectures=["LlamaForCausalLM"],
         model_type="llama",
-        num_hidden_layers=1,
+        num_hidden_layers=layers,
         dtype=dtype,
     )
     config[FINGERPRINT_KEY] = fingerprint

@@ -22,7 +22,7 @@ from tqdm import tqdm
 
 from copilot_lsp import paths
 from copilot_lsp.draft import corpus, export, generate
-from copilot_lsp.draft.eagle import EagleHead, EagleShape
+from copilot_lsp.draft.eagle import MAX_LAYERS, EagleHead, EagleShape, exported_layers
 from copilot_lsp.draft.features import Features, extract, load
 from copilot_lsp.draft.fingerprint import target_fingerprint
 from copilot_lsp.draft.medusa import MedusaHeads
@@ -64,6 +64,8 @@ class TrainOptions:
     warmup: int = 100
     draft_steps: int = 3
     """EAGLE: draft steps unrolled in training (training-time test). Medusa: number of heads."""
+    layers: int = 1
+    """EAGLE: decoder layers of the head (vLLM runs any number; the paper's head has one)."""
     token_vocab: int = 8192
     """Token loss over the N most frequent greedy labels (0: the whole vocabulary)."""
     feature_weight: float = 1.0
@@ -106,6 +108,7 @@ class TrainOptions:
             ("token_loss", "greedy"),
             ("skip_tokens", 0),
             ("extra_features", ()),
+            ("layers", 1),
         ):
             if data[key] == default:  # older checkpoints did not know these: still resumable
                 data.pop(key)
@@ -120,6 +123,10 @@ def run(options: TrainOptions, log: Callable[[str], None]) -> dict[str, Any]:
         raise ConfigError("--skip-tokens must be a non-negative multiple of --seq-len")
     if options.token_loss not in ("greedy", "distribution"):
         raise ConfigError("--token-loss is `greedy` or `distribution`")
+    if not 1 <= options.layers <= MAX_LAYERS:
+        raise ConfigError(f"--layers must be between 1 and {MAX_LAYERS}")
+    if options.layers != 1 and options.method != "eagle":
+        raise ConfigError("--layers applies to EAGLE heads; Medusa heads are one block each")
     torch.manual_seed(options.seed)
     device = torch.device(options.device)
     target = Target(
@@ -147,10 +154,12 @@ def run(options: TrainOptions, log: Callable[[str], None]) -> dict[str, Any]:
     )
     model: torch.nn.Module
     if options.method == "eagle":
-        model = EagleHead(EagleShape.of(target.shape))
+        model = EagleHead(EagleShape.of(target.shape, options.layers))
         if options.init is not None:
-            model.load_export(options.init)
+            grown = model.load_export(options.init)
             log(f"starting from the EAGLE head in {options.init}")
+            if grown:
+                log(f"layers {', '.join(map(str, grown))} added, starting as the identity")
     elif options.init is not None:
         raise ConfigError("--init continues an EAGLE head; Medusa heads train from scratch")
     else:
@@ -341,8 +350,14 @@ def _resume(
             f"{path} was written by a run with other options; use another --out, or delete it "
             "to start over"
         )
-    model.load_state_dict(state["model"])
-    optimizer.load_state_dict(state["optimizer"])
+    try:
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+    except (RuntimeError, ValueError) as error:
+        raise ConfigError(
+            f"{path} holds a model of another layout (an older version of this project?); "
+            "use another --out, or delete it to start over"
+        ) from error
     log(f"resuming from step {state['step']} ({path})")
     return int(state["step"]), float(state["seconds"])
 
@@ -377,7 +392,7 @@ def evaluate_head(
     compare heads without serving them. The features must come from the same target."""
     data = load(_shards(features, "heldout"))
     target = Target(target_dir, threads=None, device="cpu", dtype=torch.float32)
-    model = EagleHead(EagleShape.of(target.shape))
+    model = EagleHead(EagleShape.of(target.shape, exported_layers(head)))
     model.load_export(head)
     options = TrainOptions(method="eagle", target=target_dir, out=head, draft_steps=draft_steps)
     out = OutputLayer(target.lm_head.float())
@@ -411,7 +426,9 @@ def _export(
 ) -> None:
     sidecar = {"method": options.method, "training": report}
     if isinstance(model, EagleHead):
-        config = export.eagle_config(target.shape.config, fingerprint, options.dtype)
+        config = export.eagle_config(
+            target.shape.config, fingerprint, options.dtype, layers=model.shape.num_layers
+        )
         export.write_draft(options.out, config, model.export_state(), sidecar)
         return
     assert isinstance(model, MedusaHeads)
