@@ -158,3 +158,33 @@ def test_bad_training_options_are_refused_before_any_work(
     with pytest.raises(ConfigError, match=message):
         run(options, log=lambda _: None)
     assert not (tmp_path / "out").exists()
+
+
+def test_training_report_renders_positions_serving_order_and_layers() -> None:
+    from copilot_lsp.draft.render import render_report
+
+    report = {
+        "method": "eagle",
+        "target": "/models/t",
+        "target_fingerprint": "v1:abc",
+        "options": {"layers": 2},
+        "corpus": {"train_tokens": 100, "heldout_tokens": 10, "features": "/cache"},
+        "train_seconds": 12.0,
+        "heldout": {
+            "acceptance_rate": 0.5,
+            "mean_accepted_length": 2.5,
+            "per_position": [0.7, 0.5, 0.3],
+            "step_accuracy": [0.7, 0.6, 0.6],
+            "serving": {
+                "acceptance_rate": 0.4,
+                "mean_accepted_length": 2.2,
+                "per_position": [0.6, 0.4, 0.2],
+            },
+        },
+    }
+    text = render_report(report)
+    assert text.startswith("eagle draft (2 layers) for /models/t")
+    assert "        2       0.600        0.500       0.400" in text
+    assert "in serving order (rounds as the engine runs them): acceptance rate 0.400" in text
+    one_layer = render_report({**report, "options": {}})
+    assert one_layer.startswith("eagle draft for")

@@ -8,8 +8,10 @@ from typing import Any
 def render_report(report: dict[str, Any]) -> str:
     heldout = report["heldout"]
     corpus = report["corpus"]
+    layers = report.get("options", {}).get("layers", 1)
+    shape = f" ({layers} layers)" if report["method"] == "eagle" and layers != 1 else ""
     lines = [
-        f"{report['method']} draft for {report['target']} ({report['target_fingerprint']})",
+        f"{report['method']} draft{shape} for {report['target']} ({report['target_fingerprint']})",
         f"data: {corpus['train_tokens']} train / {corpus['heldout_tokens']} held-out tokens "
         f"from {corpus.get('files', corpus.get('features'))}; "
         f"trained {report['train_seconds']:.0f} s",
