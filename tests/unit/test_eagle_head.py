@@ -136,3 +136,17 @@ def test_serving_rounds_start_after_the_accepted_drafts_and_the_bonus_token() ->
     assert serving_rounds(torch.tensor([3, 3, 3, 3, 0, 1, 0, 0])) == [3, 0, 1, 0]
     assert serving_rounds(torch.tensor([0, 0, 0])) == [0, 0, 0]
     assert serving_rounds(torch.tensor([], dtype=torch.long)) == []
+
+
+def test_a_checkpoint_of_another_model_layout_is_refused_clearly(tmp_path: Path) -> None:
+    from copilot_lsp.draft.train import STATE, TrainOptions, _resume, _save
+
+    options = TrainOptions(method="eagle", target=tmp_path / "t", out=tmp_path / "out")
+    one = EagleHead(SHAPE)
+    optimizer = torch.optim.AdamW(one.parameters())
+    _save(options.out / STATE, options, one, optimizer, 5, 1.0)
+    assert _resume(options, EagleHead(SHAPE), optimizer, options.out / STATE, print)[0] == 5
+    # Same options, another layout (as a checkpoint from before heads had a layer list).
+    two = EagleHead(replace(SHAPE, num_layers=2))
+    with pytest.raises(ConfigError, match="another layout"):
+        _resume(options, two, torch.optim.AdamW(two.parameters()), options.out / STATE, print)
