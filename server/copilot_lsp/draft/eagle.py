@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -72,6 +73,10 @@ def exported_layers(folder: Path) -> int:
         raise ConfigError(f"no EAGLE weights at {path}")
     with safe_open(str(path), framework="pt") as handle:
         names = list(handle.keys())
+    return _layer_count(names, path)
+
+
+def _layer_count(names: Iterable[str], path: Path) -> int:
     found = {int(m.group(1)) for name in names if (m := re.match(r"layers\.(\d+)\.", name))}
     if not found:
         raise ConfigError(f"{path} has no decoder layer: not an EAGLE head")
@@ -252,7 +257,7 @@ class EagleHead(nn.Module):
         saved = load_file(str(path))
         names = self._export_names()
         missing = set(names) - set(saved)
-        loaded = exported_layers(folder)
+        loaded = _layer_count(saved, path)
         grown = list(range(loaded, self.shape.num_layers))
         grown_names = {n for i in grown for n in self._layer(i).export_names(f"layers.{i}")}
         if set(saved) - set(names) or missing != grown_names:
