@@ -120,9 +120,10 @@ def _add_draft_commands(commands: Any) -> None:
     draft = commands.add_parser("draft", help="train and inspect speculative draft heads")
     actions = draft.add_subparsers(dest="action", metavar="ACTION", required=True)
     train = actions.add_parser(
-        "train", help="train an EAGLE or Medusa head on target features (CPU, resumable)"
+        "train",
+        help="train an EAGLE, EAGLE-3 or Medusa head on target features (CPU, resumable)",
     )
-    train.add_argument("--method", choices=["eagle", "medusa"], required=True)
+    train.add_argument("--method", choices=["eagle", "eagle3", "medusa"], required=True)
     train.add_argument(
         "--target", required=True, help="target model folder, or `embedded` for SmolLM2"
     )
@@ -146,7 +147,9 @@ def _add_draft_commands(commands: Any) -> None:
         "--draft-steps", type=int, help="EAGLE steps unrolled / Medusa heads (default 3)"
     )
     train.add_argument(
-        "--token-vocab", type=int, help="token loss over the N commonest labels; 0 = all"
+        "--token-vocab",
+        type=int,
+        help="token loss over the N commonest labels; 0 = all (EAGLE-3: its draft vocabulary)",
     )
     train.add_argument(
         "--token-loss",

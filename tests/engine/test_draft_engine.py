@@ -265,3 +265,25 @@ def test_a_head_grown_to_two_layers_loads_and_decodes_exactly_like_plain(
     texts, counters = _greedy(_profile("eagle-2-layers", spec))
     assert counters.accepted_tokens / counters.draft_tokens > 0.3
     assert texts == plain
+
+
+def test_tiny_eagle3_reads_the_targets_layers_loads_and_decodes_exactly_like_plain(
+    plain: list[str], tmp_path: Path, target: Path, tiny_drafts: dict[str, Path]
+) -> None:
+    # EAGLE-3 on the text of the EAGLE head's cached features: the target's residual streams
+    # after layers 2, 15 and 27 are computed for those tokens and cached apart.
+    first = tiny_drafts["eagle"].parent / "features"
+    options = _tiny(
+        "eagle3", target, tmp_path / "eagle3", tmp_path / "aux", features=first, token_vocab=512
+    )
+    report = run(options, log=lambda message: None)
+    assert report["aux_layers"] == [2, 15, 27]
+    assert list((tmp_path / "aux" / "train").glob("*.safetensors")), "aux streams are cached"
+    config = json.loads((options.out / "config.json").read_text())
+    assert config["architectures"] == ["LlamaForCausalLMEagle3"]
+    assert config["draft_vocab_size"] == 512
+    assert config[FINGERPRINT_KEY] == target_fingerprint(target)
+    spec = {"method": "eagle3", "model": str(options.out), "num_speculative_tokens": 3}
+    texts, counters = _greedy(_profile("tiny-eagle3", spec))
+    assert counters.drafts > 0, "the engine never used the EAGLE-3 head"
+    assert texts == plain

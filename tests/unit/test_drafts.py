@@ -142,6 +142,10 @@ def test_embedded_draft_names_resolve_for_the_command_line(tmp_path: Path) -> No
         ({"draft_steps": 6}, "--draft-steps"),
         ({"layers": 0}, "--layers"),
         ({"layers": 2, "method": "medusa"}, "--layers applies to EAGLE"),
+        ({"layers": 2, "method": "eagle3"}, "EAGLE-3 head has one layer"),
+        ({"token_vocab": 0, "method": "eagle3"}, "its own vocabulary"),
+        ({"token_loss": "distribution", "method": "eagle3"}, "greedy tokens"),
+        ({"init": Path("/nowhere"), "method": "medusa"}, "Medusa heads train from scratch"),
     ],
 )
 def test_bad_training_options_are_refused_before_any_work(
@@ -188,3 +192,9 @@ def test_training_report_renders_positions_serving_order_and_layers() -> None:
     assert "in serving order (rounds as the engine runs them): acceptance rate 0.400" in text
     one_layer = render_report({**report, "options": {}})
     assert one_layer.startswith("eagle draft for")
+    eagle3 = render_report(
+        {**report, "method": "eagle3", "aux_layers": [2, 15, 27], "options": {"token_vocab": 8192}}
+    )
+    assert eagle3.startswith(
+        "eagle3 draft (reads target layers 2, 15, 27; 8192-token draft vocabulary) for /models/t"
+    )

@@ -14,7 +14,9 @@ from copilot_lsp.settings import EngineSettings
 
 REPO = Path(__file__).resolve().parents[2]
 MONITORING = REPO / "configs" / "monitoring"
-PRODUCTION = [f"{kind}-qwen2.5-coder-32b-2xa100" for kind in ("eagle", "medusa", "baseline")]
+PRODUCTION = [
+    f"{kind}-qwen2.5-coder-32b-2xa100" for kind in ("eagle", "eagle3", "medusa", "baseline")
+]
 
 
 @pytest.fixture(autouse=True)

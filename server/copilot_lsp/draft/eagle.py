@@ -83,7 +83,7 @@ def _layer_count(names: Iterable[str], path: Path) -> int:
     return max(found) + 1
 
 
-class _RMSNorm(nn.Module):
+class RMSNorm(nn.Module):
     def __init__(self, size: int, eps: float) -> None:
         super().__init__()
         self.weight = nn.Parameter(torch.ones(size))
@@ -106,16 +106,19 @@ Cache = list[tuple[torch.Tensor, torch.Tensor]]
 class EagleLayer(nn.Module):
     """One Llama decoder layer; the first of a head has no input norm (vLLM drops it)."""
 
-    def __init__(self, shape: EagleShape, *, input_norm: bool) -> None:
+    def __init__(self, shape: EagleShape, *, input_norm: bool, attention_input: int = 0) -> None:
+        """`attention_input`: the width q/k/v read (default the hidden size; EAGLE-3's layer
+        reads token embedding and feature side by side, twice that)."""
         super().__init__()
         self.shape = shape
         h, d = shape.hidden_size, shape.head_dim
-        self.input_layernorm = _RMSNorm(h, shape.rms_norm_eps) if input_norm else None
-        self.q_proj = nn.Linear(h, shape.num_attention_heads * d, bias=False)
-        self.k_proj = nn.Linear(h, shape.num_key_value_heads * d, bias=False)
-        self.v_proj = nn.Linear(h, shape.num_key_value_heads * d, bias=False)
+        width = attention_input or h
+        self.input_layernorm = RMSNorm(h, shape.rms_norm_eps) if input_norm else None
+        self.q_proj = nn.Linear(width, shape.num_attention_heads * d, bias=False)
+        self.k_proj = nn.Linear(width, shape.num_key_value_heads * d, bias=False)
+        self.v_proj = nn.Linear(width, shape.num_key_value_heads * d, bias=False)
         self.o_proj = nn.Linear(shape.num_attention_heads * d, h, bias=False)
-        self.post_attention_layernorm = _RMSNorm(h, shape.rms_norm_eps)
+        self.post_attention_layernorm = RMSNorm(h, shape.rms_norm_eps)
         self.gate_proj = nn.Linear(h, shape.intermediate_size, bias=False)
         self.up_proj = nn.Linear(h, shape.intermediate_size, bias=False)
         self.down_proj = nn.Linear(shape.intermediate_size, h, bias=False)
@@ -152,12 +155,19 @@ class EagleLayer(nn.Module):
         self, stream: torch.Tensor, positions: torch.Tensor, cache: Cache, step: int
     ) -> torch.Tensor:
         """The residual stream after this layer at draft step `step`; appends to `cache`."""
-        q, k, v = self.qkv(self.attention_input(stream), positions)
-        cache.append((k, v))
-        b, t, _ = stream.shape
-        attn = self._attend(q, cache, step).transpose(1, 2).reshape(b, t, -1)
-        stream = stream + self.o_proj(attn)
+        stream = stream + self.attention(self.attention_input(stream), positions, cache, step)
         return stream + self.mlp(stream)
+
+    def attention(
+        self, x: torch.Tensor, positions: torch.Tensor, cache: Cache, step: int
+    ) -> torch.Tensor:
+        """Self-attention output for input `x` at draft step `step`; appends to `cache`."""
+        q, k, v = self.qkv(x, positions)
+        cache.append((k, v))
+        b, t, _ = x.shape
+        attn = self._attend(q, cache, step).transpose(1, 2).reshape(b, t, -1)
+        out: torch.Tensor = self.o_proj(attn)
+        return out
 
     def _attend(self, q: torch.Tensor, cache: Cache, step: int) -> torch.Tensor:
         scale = 1.0 / math.sqrt(self.shape.head_dim)

@@ -50,6 +50,30 @@ def eagle_config(
     return config
 
 
+def eagle3_config(
+    target_config: dict[str, Any],
+    fingerprint: str,
+    dtype: str,
+    *,
+    aux_layers: tuple[int, ...],
+    draft_vocab: int,
+) -> dict[str, Any]:
+    """vLLM's Eagle3LlamaForCausalLM: one layer, its own output layer over `draft_vocab` tokens
+    (`d2t` in the weights maps them to the target's), reading the target's `aux_layers`."""
+    config = eagle_config(target_config, fingerprint, dtype, layers=1)
+    config.update(
+        architectures=["LlamaForCausalLMEagle3"],
+        draft_vocab_size=draft_vocab,
+        # The head's lm_head is its own (over the draft vocabulary), never the embedding.
+        tie_word_embeddings=False,
+        eagle_config={
+            "eagle_aux_hidden_state_layer_ids": list(aux_layers),
+            "use_aux_hidden_state": True,
+        },
+    )
+    return config
+
+
 def medusa_config(
     hidden_size: int, vocab_size: int, num_heads: int, fingerprint: str, dtype: str
 ) -> dict[str, Any]:
@@ -79,7 +103,11 @@ def write_draft(
     """Write config, weights (in config["dtype"]) and sidecar; files are replaced atomically."""
     out.mkdir(parents=True, exist_ok=True)
     dtype = _TORCH_DTYPES[str(config["dtype"])]
-    converted = {name: tensor.to(dtype).contiguous() for name, tensor in tensors.items()}
+    # Index tensors (EAGLE-3's d2t, t2d) keep their integer and boolean types.
+    converted = {
+        name: (tensor.to(dtype) if tensor.is_floating_point() else tensor).contiguous()
+        for name, tensor in tensors.items()
+    }
     _atomic(out / weights_name, lambda tmp: save_file(converted, str(tmp)))
     _write_json(out / "config.json", config)
     _write_json(out / SIDECAR, {**sidecar, FINGERPRINT_KEY: config[FINGERPRINT_KEY]})

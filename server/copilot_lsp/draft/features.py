@@ -53,20 +53,24 @@ def extract(
     name: str,
     shard_size: int = 64,
     batch_size: int = 8,
+    aux_layers: tuple[int, ...] = (),
     log: Callable[[str], None] = lambda message: None,
 ) -> Features:
-    """Features for `sequences` (all the same length), from the cache where present."""
+    """Features for `sequences` (all the same length), from the cache where present.
+
+    With `aux_layers` (EAGLE-3) `hidden` holds the target's residual streams after those layers,
+    concatenated, instead of its last hidden state; such shards are keyed apart."""
     if not sequences:
         raise ConfigError(
             f"the corpus gave no {name} sequences; give it more files or shorter --seq-len"
         )
     folder = cache_dir / name
+    key = fingerprint if not aux_layers else f"{fingerprint}/aux:{','.join(map(str, aux_layers))}"
     folder.mkdir(parents=True, exist_ok=True)
     shards = [
         (
             start,
-            folder / f"{sequences_key(fingerprint, sequences[start : start + shard_size])}"
-            ".safetensors",
+            folder / f"{sequences_key(key, sequences[start : start + shard_size])}.safetensors",
         )
         for start in range(0, len(sequences), shard_size)
     ]
@@ -78,7 +82,10 @@ def extract(
         chunk = torch.tensor([list(s) for s in sequences[start : start + shard_size]])
         hidden_parts, argmax_parts = [], []
         for offset in range(0, len(chunk), batch_size):
-            hidden, argmax = target.features(chunk[offset : offset + batch_size])
+            batch = chunk[offset : offset + batch_size]
+            hidden, argmax = (
+                target.aux_features(batch, aux_layers) if aux_layers else target.features(batch)
+            )
             hidden_parts.append(hidden.to(torch.float16))
             argmax_parts.append(argmax.to(torch.int32))
             bar.update(len(hidden))
@@ -94,6 +101,17 @@ def extract(
         os.replace(tmp, path)
     bar.close()
     return load([path for _, path in shards])
+
+
+def load_tokens(paths: Sequence[Path]) -> list[list[int]]:
+    """The token sequences of cached shards, without reading their features."""
+    from safetensors import safe_open
+
+    sequences: list[list[int]] = []
+    for path in paths:
+        with safe_open(str(path), framework="pt") as handle:
+            sequences.extend(handle.get_tensor("tokens").tolist())
+    return sequences
 
 
 def load(paths: Sequence[Path]) -> Features:

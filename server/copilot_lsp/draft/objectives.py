@@ -6,12 +6,14 @@ is accepted when it agrees with the target, whatever the file actually said.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 
 from copilot_lsp.draft.eagle import EagleHead
+from copilot_lsp.draft.eagle3 import Eagle3Head
 from copilot_lsp.draft.medusa import MedusaHeads
 
 
@@ -107,6 +109,30 @@ def eagle_loss(
     return total, parts
 
 
+def eagle3_loss(
+    head: Eagle3Head,
+    embed: torch.Tensor,
+    labels_index: torch.Tensor,
+    batch: Batch,
+    steps: int,
+    step_decay: float,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """EAGLE-3's objective: cross-entropy to the target's greedy token at every draft step (no
+    feature regression). `labels_index` maps target ids to draft ids (-100: not draftable)."""
+    outputs = head(F.embedding(batch.tokens[:, 1:], embed), batch.hidden[:, :-1], steps)
+    labels = labels_index[batch.argmax[:, 1:]]
+    total = torch.zeros((), device=batch.hidden.device)
+    parts: dict[str, float] = {}
+    for s, output in enumerate(outputs, start=1):
+        logits = head.logits(output[:, s - 1 :])
+        loss = F.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]), labels[:, s - 1 :].reshape(-1), ignore_index=-100
+        )
+        total = total + step_decay ** (s - 1) * loss
+        parts[f"tok{s}"] = float(loss.detach())
+    return total, parts
+
+
 def medusa_loss(
     heads: MedusaHeads, out: OutputLayer, batch: Batch, weights: LossWeights
 ) -> tuple[torch.Tensor, dict[str, float]]:
@@ -191,15 +217,38 @@ def _serving_per_position(chains: list[torch.Tensor], steps: int) -> list[float]
 def eagle_acceptance(
     head: EagleHead, embed: torch.Tensor, out: OutputLayer, batches: list[Batch], steps: int
 ) -> Acceptance:
+    def correct(batch: Batch) -> list[torch.Tensor]:
+        outputs = head(F.embedding(batch.tokens[:, 1:], embed), batch.hidden[:, :-1], steps)
+        return [out.predict(o) == batch.argmax[:, 1:] for o in outputs]
+
+    return _chain_acceptance(correct, batches, steps)
+
+
+@torch.no_grad()
+def eagle3_acceptance(
+    head: Eagle3Head, embed: torch.Tensor, batches: list[Batch], steps: int
+) -> Acceptance:
+    """As `eagle_acceptance`; `batch.hidden` holds the target's auxiliary streams."""
+
+    def correct(batch: Batch) -> list[torch.Tensor]:
+        outputs = head(F.embedding(batch.tokens[:, 1:], embed), batch.hidden[:, :-1], steps)
+        return [head.predict(o) == batch.argmax[:, 1:] for o in outputs]
+
+    return _chain_acceptance(correct, batches, steps)
+
+
+def _chain_acceptance(
+    correct_of: Callable[[Batch], list[torch.Tensor]], batches: list[Batch], steps: int
+) -> Acceptance:
+    """From each draft step's agreement with the target at every slot [B, T-1] (step s at slot
+    i drafts token i+1 for a round that started at slot i-s+1) to chained acceptance."""
     chains = [0.0] * steps
     accuracy = [0.0] * steps
     rounds = 0
     lengths: list[torch.Tensor] = []
     for batch in batches:
-        outputs = head(F.embedding(batch.tokens[:, 1:], embed), batch.hidden[:, :-1], steps)
-        labels = batch.argmax[:, 1:]
-        t = labels.shape[1]
-        correct = [out.predict(o) == labels for o in outputs]  # [B, T-1] per step
+        correct = correct_of(batch)
+        t = correct[0].shape[1]
         n = t - steps + 1  # rounds starting at slot i = 0..n-1 have all their steps in range
         chain = torch.ones_like(correct[0][:, :n])
         length = torch.zeros(chain.shape, dtype=torch.long, device=chain.device)

@@ -10,6 +10,10 @@ def render_report(report: dict[str, Any]) -> str:
     corpus = report["corpus"]
     layers = report.get("options", {}).get("layers", 1)
     shape = f" ({layers} layers)" if report["method"] == "eagle" and layers != 1 else ""
+    if report["method"] == "eagle3":
+        aux = ", ".join(map(str, report.get("aux_layers", [])))
+        vocab = report.get("options", {}).get("token_vocab")
+        shape = f" (reads target layers {aux}; {vocab}-token draft vocabulary)"
     lines = [
         f"{report['method']} draft{shape} for {report['target']} ({report['target_fingerprint']})",
         f"data: {corpus['train_tokens']} train / {corpus['heldout_tokens']} held-out tokens "

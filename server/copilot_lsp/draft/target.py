@@ -105,3 +105,18 @@ class Target:
         hidden: torch.Tensor = self.model.model(input_ids=tokens.to(self.device)).last_hidden_state
         argmax = (hidden @ self.lm_head.T).argmax(dim=-1)
         return hidden.float().cpu(), argmax.cpu()
+
+    @torch.no_grad()
+    def aux_features(
+        self, tokens: torch.Tensor, layers: tuple[int, ...]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(the residual streams after each of `layers` layers, concatenated [B, T, H*n],
+        greedy next token [B, T]): what vLLM hands an EAGLE-3 head. Stream k is transformers'
+        `hidden_states[k]` (0 is the embedding output), as vLLM's `aux_hidden_state_layers`."""
+        total = int(self.shape.config["num_hidden_layers"])
+        if any(not 0 <= k < total for k in layers):
+            raise ConfigError(f"auxiliary layers {layers} outside 0..{total - 1}")
+        out = self.model.model(input_ids=tokens.to(self.device), output_hidden_states=True)
+        aux = torch.cat([out.hidden_states[k] for k in layers], dim=-1)
+        argmax = (out.last_hidden_state @ self.lm_head.T).argmax(dim=-1)
+        return aux.float().cpu(), argmax.cpu()

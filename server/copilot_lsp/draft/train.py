@@ -23,7 +23,8 @@ from tqdm import tqdm
 from copilot_lsp import paths
 from copilot_lsp.draft import corpus, export, generate
 from copilot_lsp.draft.eagle import MAX_LAYERS, EagleHead, EagleShape, exported_layers
-from copilot_lsp.draft.features import Features, extract, load
+from copilot_lsp.draft.eagle3 import Eagle3Head, default_aux_layers, exported_vocab
+from copilot_lsp.draft.features import Features, extract, load, load_tokens
 from copilot_lsp.draft.fingerprint import target_fingerprint
 from copilot_lsp.draft.medusa import MedusaHeads
 from copilot_lsp.draft.objectives import (
@@ -31,6 +32,8 @@ from copilot_lsp.draft.objectives import (
     Batch,
     LossWeights,
     OutputLayer,
+    eagle3_acceptance,
+    eagle3_loss,
     eagle_acceptance,
     eagle_loss,
     frequent_labels,
@@ -40,7 +43,7 @@ from copilot_lsp.draft.objectives import (
 from copilot_lsp.draft.target import Target
 from copilot_lsp.errors import ConfigError
 
-Method = Literal["eagle", "medusa"]
+Method = Literal["eagle", "eagle3", "medusa"]
 STATE = Path(".train") / "state.pt"
 REPORT = "training.json"
 
@@ -67,7 +70,8 @@ class TrainOptions:
     layers: int = 1
     """EAGLE: decoder layers of the head (vLLM runs any number; the paper's head has one)."""
     token_vocab: int = 8192
-    """Token loss over the N most frequent greedy labels (0: the whole vocabulary)."""
+    """Token loss over the N most frequent greedy labels (0: the whole vocabulary). EAGLE-3:
+    the draft vocabulary, which its own output layer covers."""
     feature_weight: float = 1.0
     token_weight: float = 0.2
     token_loss: Literal["greedy", "distribution"] = "greedy"
@@ -126,7 +130,16 @@ def run(options: TrainOptions, log: Callable[[str], None]) -> dict[str, Any]:
     if not 1 <= options.layers <= MAX_LAYERS:
         raise ConfigError(f"--layers must be between 1 and {MAX_LAYERS}")
     if options.layers != 1 and options.method != "eagle":
-        raise ConfigError("--layers applies to EAGLE heads; Medusa heads are one block each")
+        raise ConfigError(
+            "--layers applies to EAGLE heads; vLLM's EAGLE-3 head has one layer and Medusa heads "
+            "one block each"
+        )
+    if options.init is not None and options.method == "medusa":
+        raise ConfigError("--init continues an EAGLE head; Medusa heads train from scratch")
+    if options.method == "eagle3" and options.token_vocab <= 0:
+        raise ConfigError("EAGLE-3 drafts over its own vocabulary: give --token-vocab N > 0")
+    if options.method == "eagle3" and options.token_loss != "greedy":
+        raise ConfigError("EAGLE-3 trains on the target's greedy tokens (--token-loss greedy)")
     torch.manual_seed(options.seed)
     device = torch.device(options.device)
     target = Target(
@@ -137,9 +150,26 @@ def run(options: TrainOptions, log: Callable[[str], None]) -> dict[str, Any]:
     )
     fingerprint = target_fingerprint(options.target)
     log(f"target {options.target} fingerprint {fingerprint}")
-    train_set, heldout_set, corpus_report = _features(options, target, fingerprint, log)
+    aux_layers: tuple[int, ...] = ()
+    if options.method == "eagle3":
+        _check_eagle3(options, target.shape.vocab_size)
+        aux_layers = default_aux_layers(int(target.shape.config["num_hidden_layers"]))
+        log(f"EAGLE-3 reads the target's residual streams after layers {aux_layers}")
+    train_set, heldout_set, corpus_report = _features(options, target, fingerprint, log, aux_layers)
 
     embed = target.embed.detach().float()
+    if options.method == "eagle3":
+        return _run_eagle3(
+            options,
+            target,
+            fingerprint,
+            embed,
+            aux_layers,
+            train_set,
+            heldout_set,
+            corpus_report,
+            log,
+        )
     vocab, coverage = (None, 1.0)
     if options.token_vocab:
         vocab, coverage = frequent_labels(train_set.argmax, options.token_vocab)
@@ -160,8 +190,6 @@ def run(options: TrainOptions, log: Callable[[str], None]) -> dict[str, Any]:
             log(f"starting from the EAGLE head in {options.init}")
             if grown:
                 log(f"layers {', '.join(map(str, grown))} added, starting as the identity")
-    elif options.init is not None:
-        raise ConfigError("--init continues an EAGLE head; Medusa heads train from scratch")
     else:
         model = MedusaHeads(target.shape.hidden_size, options.draft_steps)
     model.to(device)
@@ -174,7 +202,78 @@ def run(options: TrainOptions, log: Callable[[str], None]) -> dict[str, Any]:
 
     seconds = _loop(options, model, train_set, loss_of, log)
     acceptance = _evaluate(options, model, embed, out, heldout_set)
-    report = {
+    report = _report(options, fingerprint, corpus_report, coverage, seconds, acceptance)
+    _export(options, model, target, fingerprint, report)
+    (options.out / REPORT).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return report
+
+
+def _check_eagle3(options: TrainOptions, vocab_size: int) -> None:
+    if options.token_vocab >= vocab_size:
+        raise ConfigError(
+            f"EAGLE-3 drafts over a smaller vocabulary than the target's {vocab_size} tokens: "
+            "give a smaller --token-vocab"
+        )
+
+
+def _run_eagle3(
+    options: TrainOptions,
+    target: Target,
+    fingerprint: str,
+    embed: torch.Tensor,
+    aux_layers: tuple[int, ...],
+    train_set: Features,
+    heldout_set: Features,
+    corpus_report: dict[str, Any],
+    log: Callable[[str], None],
+) -> dict[str, Any]:
+    device = torch.device(options.device)
+    shape = EagleShape.of(target.shape)
+    if options.init is not None:
+        vocab = exported_vocab(options.init)
+        coverage = float(torch.isin(train_set.argmax, vocab).float().mean())
+        model = Eagle3Head(shape, aux_layers, vocab)
+        model.load_export(options.init)
+        log(f"starting from the EAGLE-3 head in {options.init}")
+    else:
+        vocab, coverage = frequent_labels(train_set.argmax, options.token_vocab)
+        model = Eagle3Head(shape, aux_layers, vocab)
+        model.init_output(target.lm_head.detach().float())
+    log(f"draft vocabulary of {len(vocab)} tokens covering {coverage:.1%} of greedy tokens")
+    model.to(device)
+    labels_index = model.draft_labels(target.shape.vocab_size)
+
+    def loss_of(batch: Batch) -> tuple[torch.Tensor, dict[str, float]]:
+        return eagle3_loss(
+            model, embed, labels_index, batch, options.draft_steps, options.step_decay
+        )
+
+    seconds = _loop(options, model, train_set, loss_of, log)
+    acceptance = eagle3_acceptance(model, embed, _batches(heldout_set, device), options.draft_steps)
+    report = _report(options, fingerprint, corpus_report, coverage, seconds, acceptance)
+    report["aux_layers"] = list(aux_layers)
+    config = export.eagle3_config(
+        target.shape.config,
+        fingerprint,
+        options.dtype,
+        aux_layers=aux_layers,
+        draft_vocab=len(vocab),
+    )
+    sidecar = {"method": options.method, "training": report}
+    export.write_draft(options.out, config, model.export_state(target.shape.vocab_size), sidecar)
+    (options.out / REPORT).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return report
+
+
+def _report(
+    options: TrainOptions,
+    fingerprint: str,
+    corpus_report: dict[str, Any],
+    coverage: float,
+    seconds: float,
+    acceptance: Acceptance,
+) -> dict[str, Any]:
+    return {
         "method": options.method,
         "target": str(options.target),
         "target_fingerprint": fingerprint,
@@ -184,19 +283,23 @@ def run(options: TrainOptions, log: Callable[[str], None]) -> dict[str, Any]:
         "train_seconds": round(seconds, 1),
         "heldout": acceptance.as_dict(),
     }
-    _export(options, model, target, fingerprint, report)
-    (options.out / REPORT).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    return report
 
 
 def _features(
-    options: TrainOptions, target: Target, fingerprint: str, log: Callable[[str], None]
+    options: TrainOptions,
+    target: Target,
+    fingerprint: str,
+    log: Callable[[str], None],
+    aux_layers: tuple[int, ...] = (),
 ) -> tuple[Features, Features, dict[str, Any]]:
     if options.extra_features and options.features is None:
         raise ConfigError("--extra-features adds to --features")
+    cache = options.cache_dir or paths.cache_dir() / "draft-features"
     if options.features is not None:
         if options.generated_share:
             raise ConfigError("--generated-share needs the corpus, not cached --features")
+        if aux_layers:
+            return _aux_of_cached(options, target, fingerprint, cache, aux_layers, log)
         return _cached_features(options.features, options.extra_features, log)
     roots = corpus.resolve_roots(list(options.corpus))
     files = corpus.collect(roots)
@@ -219,7 +322,6 @@ def _features(
         f"corpus: {len(files)} unique files under {', '.join(map(str, roots))}; "
         f"{len(train_seqs)} train and {len(heldout_seqs)} held-out sequences of {options.seq_len}"
     )
-    cache = options.cache_dir or paths.cache_dir() / "draft-features"
     if options.generated_share:
         train_seqs, heldout_seqs = (
             generate.with_generated(
@@ -234,8 +336,12 @@ def _features(
             )
             for seqs, name in ((train_seqs, "train"), (heldout_seqs, "heldout"))
         )
-    train_set = extract(target, fingerprint, train_seqs, cache, name="train", log=log)
-    heldout_set = extract(target, fingerprint, heldout_seqs, cache, name="heldout", log=log)
+    train_set = extract(
+        target, fingerprint, train_seqs, cache, name="train", aux_layers=aux_layers, log=log
+    )
+    heldout_set = extract(
+        target, fingerprint, heldout_seqs, cache, name="heldout", aux_layers=aux_layers, log=log
+    )
     report = {
         "roots": [str(r) for r in roots],
         "files": len(files),
@@ -263,6 +369,41 @@ def _cached_features(
     report = {
         "features": str(folder),
         "extra_features": [str(source) for source in extra],
+        "train_tokens": len(train_set) * seq_len,
+        "heldout_tokens": len(heldout_set) * seq_len,
+    }
+    return train_set, heldout_set, report
+
+
+def _aux_of_cached(
+    options: TrainOptions,
+    target: Target,
+    fingerprint: str,
+    cache: Path,
+    aux_layers: tuple[int, ...],
+    log: Callable[[str], None],
+) -> tuple[Features, Features, dict[str, Any]]:
+    """EAGLE-3 features for the token sequences of cached EAGLE features (the same text, e.g.
+    the target's own self-written continuations), computed once into `cache`."""
+    assert options.features is not None
+    sets = []
+    for name, folders in (
+        ("train", (options.features, *options.extra_features)),
+        ("heldout", (options.features,)),
+    ):
+        sequences = load_tokens([shard for source in folders for shard in _shards(source, name)])
+        sets.append(
+            extract(
+                target, fingerprint, sequences, cache, name=name, aux_layers=aux_layers, log=log
+            )
+        )
+    train_set, heldout_set = sets
+    log(f"EAGLE-3 features for the text of {options.features} (+{len(options.extra_features)})")
+    seq_len = int(train_set.tokens.shape[1])
+    report = {
+        "features": str(options.features),
+        "extra_features": [str(source) for source in options.extra_features],
+        "aux_cache": str(cache),
         "train_tokens": len(train_set) * seq_len,
         "heldout_tokens": len(heldout_set) * seq_len,
     }
@@ -407,14 +548,17 @@ def _evaluate(
     out: OutputLayer,
     data: Features,
 ) -> Acceptance:
-    device = torch.device(options.device)
-    batches = [
-        _batch(data, torch.arange(i, min(i + 8, len(data))), device) for i in range(0, len(data), 8)
-    ]
+    batches = _batches(data, torch.device(options.device))
     if isinstance(model, EagleHead):
         return eagle_acceptance(model, embed, out, batches, options.draft_steps)
     assert isinstance(model, MedusaHeads)
     return medusa_acceptance(model, out, batches)
+
+
+def _batches(data: Features, device: torch.device) -> list[Batch]:
+    return [
+        _batch(data, torch.arange(i, min(i + 8, len(data))), device) for i in range(0, len(data), 8)
+    ]
 
 
 def _export(
