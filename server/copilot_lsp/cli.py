@@ -187,7 +187,8 @@ def _add_draft_commands(commands: Any) -> None:
     fingerprint = actions.add_parser("fingerprint", help="print a target model's fingerprint")
     fingerprint.add_argument("model", help="model folder, or `embedded`")
     evaluate = actions.add_parser(
-        "evaluate", help="held-out acceptance of an exported EAGLE head on cached features"
+        "evaluate",
+        help="held-out acceptance of an exported EAGLE or EAGLE-3 head on cached features",
     )
     evaluate.add_argument("head", type=Path, help="the head's folder (as `draft train` wrote)")
     evaluate.add_argument(

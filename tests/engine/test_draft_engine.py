@@ -26,6 +26,7 @@ from copilot_lsp.engine import launcher
 from copilot_lsp.engine.metrics import SpecDecodeCounters, parse_metrics
 from copilot_lsp.engine.prepare import prepare_embedded_model
 from copilot_lsp.engine.profiles import Profile
+from copilot_lsp.errors import ConfigError
 from tests.engine.conftest import _free_port
 
 pytestmark = [pytest.mark.engine, pytest.mark.timeout(900)]
@@ -283,6 +284,10 @@ def test_tiny_eagle3_reads_the_targets_layers_loads_and_decodes_exactly_like_pla
     assert config["architectures"] == ["LlamaForCausalLMEagle3"]
     assert config["draft_vocab_size"] == 512
     assert config[FINGERPRINT_KEY] == target_fingerprint(target)
+    again = evaluate_head(target, options.out, tmp_path / "aux")
+    assert again["per_position"] == report["heldout"]["per_position"]
+    with pytest.raises(ConfigError, match="an EAGLE-3 head reads"):
+        evaluate_head(target, options.out, first)  # EAGLE features: the last hidden state only
     spec = {"method": "eagle3", "model": str(options.out), "num_speculative_tokens": 3}
     texts, counters = _greedy(_profile("tiny-eagle3", spec))
     assert counters.drafts > 0, "the engine never used the EAGLE-3 head"

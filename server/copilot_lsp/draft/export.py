@@ -28,6 +28,7 @@ from copilot_lsp.errors import ConfigError
 SIDECAR = "copilot_lsp_draft.json"
 WEIGHTS = "model.safetensors"
 MEDUSA_HEADS = "medusa_heads.safetensors"
+EAGLE3_ARCHITECTURE = "LlamaForCausalLMEagle3"
 _TORCH_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
 
 
@@ -62,7 +63,7 @@ def eagle3_config(
     (`d2t` in the weights maps them to the target's), reading the target's `aux_layers`."""
     config = eagle_config(target_config, fingerprint, dtype, layers=1)
     config.update(
-        architectures=["LlamaForCausalLMEagle3"],
+        architectures=[EAGLE3_ARCHITECTURE],
         draft_vocab_size=draft_vocab,
         # The head's lm_head is its own (over the draft vocabulary), never the embedding.
         tie_word_embeddings=False,

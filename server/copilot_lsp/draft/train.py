@@ -533,11 +533,31 @@ def evaluate_head(
     compare heads without serving them. The features must come from the same target."""
     data = load(_shards(features, "heldout"))
     target = Target(target_dir, threads=None, device="cpu", dtype=torch.float32)
+    config = json.loads((head / "config.json").read_text(encoding="utf-8"))
+    if config.get("architectures") == [export.EAGLE3_ARCHITECTURE]:
+        return _evaluate_eagle3(target, head, config, data, draft_steps)
     model = EagleHead(EagleShape.of(target.shape, exported_layers(head)))
     model.load_export(head)
     options = TrainOptions(method="eagle", target=target_dir, out=head, draft_steps=draft_steps)
     out = OutputLayer(target.lm_head.float())
     acceptance = _evaluate(options, model, target.embed.detach().float(), out, data)
+    return {"head": str(head), "heldout_tokens": int(data.tokens.numel()), **acceptance.as_dict()}
+
+
+def _evaluate_eagle3(
+    target: Target, head: Path, config: dict[str, Any], data: Features, draft_steps: int
+) -> dict[str, Any]:
+    aux_layers = tuple(config["eagle_config"]["eagle_aux_hidden_state_layer_ids"])
+    width = len(aux_layers) * target.shape.hidden_size
+    if int(data.hidden.shape[-1]) != width:
+        raise ConfigError(
+            f"these held-out features are {data.hidden.shape[-1]} wide; an EAGLE-3 head reads "
+            f"{width} (the --cache-dir of a `draft train --method eagle3` run)"
+        )
+    model = Eagle3Head(EagleShape.of(target.shape), aux_layers, exported_vocab(head))
+    model.load_export(head)
+    batches = _batches(data, torch.device("cpu"))
+    acceptance = eagle3_acceptance(model, target.embed.detach().float(), batches, draft_steps)
     return {"head": str(head), "heldout_tokens": int(data.tokens.numel()), **acceptance.as_dict()}
 
 
