@@ -288,6 +288,11 @@ def test_tiny_eagle3_reads_the_targets_layers_loads_and_decodes_exactly_like_pla
     assert again["per_position"] == report["heldout"]["per_position"]
     with pytest.raises(ConfigError, match="an EAGLE-3 head reads"):
         evaluate_head(target, options.out, first)  # EAGLE features: the last hidden state only
+    # --init continues an EAGLE-3 head with its own draft vocabulary.
+    said: list[str] = []
+    run(replace(options, out=tmp_path / "again", init=options.out, steps=1), log=said.append)
+    assert any("starting from the EAGLE-3 head" in line for line in said)
+    assert json.loads((tmp_path / "again" / "config.json").read_text())["draft_vocab_size"] == 512
     spec = {"method": "eagle3", "model": str(options.out), "num_speculative_tokens": 3}
     texts, counters = _greedy(_profile("tiny-eagle3", spec))
     assert counters.drafts > 0, "the engine never used the EAGLE-3 head"

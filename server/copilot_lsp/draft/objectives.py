@@ -125,9 +125,11 @@ def eagle3_loss(
     parts: dict[str, float] = {}
     for s, output in enumerate(outputs, start=1):
         logits = head.logits(output[:, s - 1 :])
+        targets = labels[:, s - 1 :].reshape(-1)
+        # Mean over draftable labels; a batch without any adds nothing (instead of NaN).
         loss = F.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]), labels[:, s - 1 :].reshape(-1), ignore_index=-100
-        )
+            logits.reshape(-1, logits.shape[-1]), targets, ignore_index=-100, reduction="sum"
+        ) / (targets != -100).sum().clamp(min=1)
         total = total + step_decay ** (s - 1) * loss
         parts[f"tok{s}"] = float(loss.detach())
     return total, parts
