@@ -40,9 +40,9 @@ PY
 
 cli() { "$PYTHON" -c 'import sys; from copilot_lsp.cli import main; sys.exit(main())' "$@"; }
 cli engine prepare
-# Four engine starts dominate the time; the requests themselves take seconds on a GPU.
+# Five engine starts dominate the time; the requests themselves take seconds on a GPU.
 # shellcheck disable=SC2086 # BENCH_ARGS is a list of flags on purpose
 cli bench engine \
-  --profiles gpu-smollm2-baseline,gpu-smollm2-eagle,gpu-smollm2-medusa,gpu-smollm2-ngram \
+  --profiles gpu-smollm2-baseline,gpu-smollm2-eagle,gpu-smollm2-eagle3,gpu-smollm2-medusa,gpu-smollm2-ngram \
   ${BENCH_ARGS:---concurrency 1,4,16,64 --temperature 0,0.7,1.3 --repeats 3 --max-tokens 128} \
   --port 8270 --out "$OUT"

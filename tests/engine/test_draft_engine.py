@@ -180,13 +180,18 @@ def test_tiny_medusa_loads_and_decodes_exactly_like_plain(
     assert texts == plain
 
 
-def test_shipped_eagle_head_accepts_and_decodes_exactly_like_plain(plain: list[str]) -> None:
-    spec = {"method": "eagle", "model": "embedded-draft:eagle", "num_speculative_tokens": 3}
-    texts, counters = _greedy(_profile("eagle", spec))
+@pytest.mark.parametrize(("method", "size_limit"), [("eagle", 10_000_000), ("eagle3", 25_000_000)])
+def test_shipped_eagle_heads_accept_and_decode_exactly_like_plain(
+    plain: list[str], method: str, size_limit: int
+) -> None:
+    spec = {"method": method, "model": f"embedded-draft:{method}", "num_speculative_tokens": 3}
+    texts, counters = _greedy(_profile(method, spec))
     assert counters.drafts > 0
     assert counters.accepted_tokens / counters.draft_tokens > 0.3, "the shipped head is untrained?"
     assert texts == plain
-    assert (shipped_dir("embedded-draft:eagle") / "model.safetensors").stat().st_size < 10_000_000
+    assert (
+        shipped_dir(f"embedded-draft:{method}") / "model.safetensors"
+    ).stat().st_size < size_limit
 
 
 def test_self_distilled_training_continues_the_shipped_head(

@@ -27,6 +27,9 @@ def repo_configs(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_local_profiles_cover_every_method() -> None:
     names = set(available_profiles())
     assert {"local-cpu", "local-cpu-baseline", "local-cpu-medusa", "local-cpu-ngram"} <= names
+    eagle3 = load_profile("local-cpu-eagle3").speculative
+    assert eagle3 is not None and eagle3.model == "embedded-draft:eagle3"
+    assert eagle3.method == "eagle3"
     assert load_profile("local-cpu-baseline").speculative is None
     medusa = load_profile("local-cpu-medusa").speculative
     assert medusa is not None and medusa.model == "embedded-draft:medusa"
@@ -103,7 +106,7 @@ def test_dashboard_queries_only_metrics_vllm_exports() -> None:
     assert len({panel["id"] for panel in dashboard["panels"]}) == len(dashboard["panels"])
 
 
-@pytest.mark.parametrize("method", ["baseline", "eagle", "medusa", "ngram"])
+@pytest.mark.parametrize("method", ["baseline", "eagle", "eagle3", "medusa", "ngram"])
 def test_gpu_benchmark_profiles_match_the_cpu_ones_on_one_gpu(method: str) -> None:
     gpu = load_profile(f"gpu-smollm2-{method}")
     cpu = load_profile("local-cpu" if method == "eagle" else f"local-cpu-{method}")

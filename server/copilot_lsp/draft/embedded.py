@@ -1,11 +1,13 @@
 """The draft heads shipped with copilot-lsp for the embedded target (SmolLM2-135M-Instruct).
 
-`embedded-draft:eagle` is the EAGLE head in `weights/smollm2-eagle/` (8 MB, bfloat16), served
-from the package as it is. `embedded-draft:medusa` is three Medusa blocks in
-`weights/smollm2-medusa/` (2 MB); vLLM wants an output layer with them, which is the target's
-own lm_head, so a servable folder is assembled in the cache on first use instead of being
-committed. Both were trained by `copilot-lsp draft train` (see docs/speculative.md); the
-folders' `copilot_lsp_draft.json` says how and what they measured.
+`embedded-draft:eagle` is the EAGLE head in `weights/smollm2-eagle/` (8 MB, bfloat16) and
+`embedded-draft:eagle3` the EAGLE-3 head in `weights/smollm2-eagle3/` (20 MB: it carries its
+own 8192-token output layer), both served from the package as they are.
+`embedded-draft:medusa` is three Medusa blocks in `weights/smollm2-medusa/` (2 MB); vLLM wants
+an output layer with them, which is the target's own lm_head, so a servable folder is assembled
+in the cache on first use instead of being committed. All were trained by `copilot-lsp draft
+train` (see docs/speculative.md); the folders' `copilot_lsp_draft.json` says how and what they
+measured.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from copilot_lsp.errors import ConfigError
 
 PREFIX = "embedded-draft:"
 WEIGHTS = Path(__file__).resolve().parent / "weights"
-_SHIPPED = {"eagle": "smollm2-eagle", "medusa": "smollm2-medusa"}
+_SHIPPED = {"eagle": "smollm2-eagle", "eagle3": "smollm2-eagle3", "medusa": "smollm2-medusa"}
+_SERVED_AS_IS = ("eagle", "eagle3")
 
 
 def is_embedded(spec: str | None) -> bool:
@@ -36,7 +39,7 @@ def shipped_dir(spec: str) -> Path:
 def draft_dir(spec: str, target_dir: Path) -> Path:
     """Where vLLM finds the draft for `spec` (it may still have to be assembled)."""
     shipped = shipped_dir(spec)
-    if spec.removeprefix(PREFIX) == "eagle":
+    if spec.removeprefix(PREFIX) in _SERVED_AS_IS:
         return shipped
     return paths.cache_dir() / "drafts" / f"{shipped.name}-for-{target_dir.name}"
 

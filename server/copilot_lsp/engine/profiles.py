@@ -44,8 +44,8 @@ class ServerSpec(_Strict):
 class SpeculativeSpec(_Strict):
     method: Literal["eagle", "eagle3", "medusa", "ngram"]
     model: str | None = None
-    """Draft folder or id; `embedded-draft:eagle|medusa` for the heads shipped for the embedded
-    target (resolved by the launcher like `embedded:` is for the target)."""
+    """Draft folder or id; `embedded-draft:eagle|eagle3|medusa` for the heads shipped for the
+    embedded target (resolved by the launcher like `embedded:` is for the target)."""
     num_speculative_tokens: int = Field(ge=1, le=5)
     options: dict[str, Any] = Field(default_factory=dict)
     """Extra keys of vLLM's --speculative-config (e.g. prompt_lookup_max for n-gram)."""
