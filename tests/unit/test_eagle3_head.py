@@ -15,7 +15,7 @@ from safetensors.torch import load_file
 
 from copilot_lsp.draft import export
 from copilot_lsp.draft.eagle import EagleShape
-from copilot_lsp.draft.eagle3 import Eagle3Head, default_aux_layers, exported_vocab
+from copilot_lsp.draft.eagle3 import Eagle3Head, default_aux_layers
 from copilot_lsp.draft.objectives import Batch, eagle3_acceptance, eagle3_loss
 from copilot_lsp.errors import ConfigError
 
@@ -136,7 +136,7 @@ def test_export_has_vllm_names_and_an_offset_d2t_and_loads_back(tmp_path: Path) 
     assert config["architectures"] == ["LlamaForCausalLMEagle3"]
     assert config["draft_vocab_size"] == 8 and config["tie_word_embeddings"] is False
     assert config["eagle_config"]["eagle_aux_hidden_state_layer_ids"] == [2, 3, 5]
-    assert torch.equal(exported_vocab(tmp_path), VOCAB)
+    assert torch.equal(Eagle3Head.from_export(SHAPE, AUX, tmp_path).vocab, VOCAB)
     again = Eagle3Head(SHAPE, AUX, VOCAB)
     again.load_export(tmp_path)
     torch.testing.assert_close(again.fc.weight, head.fc.weight.to(torch.bfloat16).float())

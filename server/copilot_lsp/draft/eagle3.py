@@ -136,22 +136,28 @@ class Eagle3Head(nn.Module):
         state["t2d"] = t2d
         return state
 
+    @classmethod
+    def from_export(
+        cls, shape: EagleShape, aux_layers: tuple[int, ...], folder: Path
+    ) -> Eagle3Head:
+        """The EAGLE-3 head exported in `folder`, with the draft vocabulary its `d2t` records
+        (the weights file is read once)."""
+        path, saved = _read_export(folder)
+        head = cls(shape, aux_layers, _vocabulary(saved))
+        head._copy(saved, path)
+        return head
+
     def load_export(self, folder: Path) -> None:
         """Load an exported EAGLE-3 head of this shape and draft vocabulary."""
-        from safetensors.torch import load_file
-
-        from copilot_lsp.draft.export import WEIGHTS
-
-        path = folder / WEIGHTS
-        if not path.is_file():
-            raise ConfigError(f"no EAGLE-3 weights at {path}")
-        saved = load_file(str(path))
-        names = self._export_names()
-        if set(names) - set(saved) or "d2t" not in saved:
-            raise ConfigError(f"{path} is not an EAGLE-3 head of this shape")
-        vocab = saved["d2t"].long() + torch.arange(len(saved["d2t"]))
-        if not torch.equal(vocab, self.vocab.cpu()):
+        path, saved = _read_export(folder)
+        if not torch.equal(_vocabulary(saved), self.vocab.cpu()):
             raise ConfigError(f"{path} has another draft vocabulary than this head")
+        self._copy(saved, path)
+
+    def _copy(self, saved: dict[str, torch.Tensor], path: Path) -> None:
+        names = self._export_names()
+        if set(names) - set(saved):
+            raise ConfigError(f"{path} is not an EAGLE-3 head of this shape")
         with torch.no_grad():
             for name, tensor in names.items():
                 if saved[name].shape != tensor.shape:
@@ -170,18 +176,21 @@ class Eagle3Head(nn.Module):
         }
 
 
-def exported_vocab(folder: Path) -> torch.Tensor:
-    """The draft vocabulary (target ids) of the EAGLE-3 head exported in `folder`."""
-    from safetensors import safe_open
+def _read_export(folder: Path) -> tuple[Path, dict[str, torch.Tensor]]:
+    from safetensors.torch import load_file
 
     from copilot_lsp.draft.export import WEIGHTS
 
     path = folder / WEIGHTS
     if not path.is_file():
         raise ConfigError(f"no EAGLE-3 weights at {path}")
-    with safe_open(str(path), framework="pt") as handle:
-        names = list(handle.keys())
-        if "d2t" not in names:
-            raise ConfigError(f"{path} has no d2t: not an EAGLE-3 head with a draft vocabulary")
-        d2t: torch.Tensor = handle.get_tensor("d2t")
-    return d2t.long() + torch.arange(len(d2t))
+    saved = load_file(str(path))
+    if "d2t" not in saved:
+        raise ConfigError(f"{path} has no d2t: not an EAGLE-3 head with a draft vocabulary")
+    return path, saved
+
+
+def _vocabulary(saved: dict[str, torch.Tensor]) -> torch.Tensor:
+    """The draft vocabulary (target ids): vLLM maps draft id i to i + d2t[i]."""
+    d2t = saved["d2t"].long()
+    return d2t + torch.arange(len(d2t))

@@ -219,38 +219,36 @@ def _serving_per_position(chains: list[torch.Tensor], steps: int) -> list[float]
 def eagle_acceptance(
     head: EagleHead, embed: torch.Tensor, out: OutputLayer, batches: list[Batch], steps: int
 ) -> Acceptance:
-    def correct(batch: Batch) -> list[torch.Tensor]:
-        outputs = head(F.embedding(batch.tokens[:, 1:], embed), batch.hidden[:, :-1], steps)
-        return [out.predict(o) == batch.argmax[:, 1:] for o in outputs]
-
-    return _chain_acceptance(correct, batches, steps)
+    return _chain_acceptance(head, embed, out.predict, batches, steps)
 
 
 @torch.no_grad()
 def eagle3_acceptance(
     head: Eagle3Head, embed: torch.Tensor, batches: list[Batch], steps: int
 ) -> Acceptance:
-    """As `eagle_acceptance`; `batch.hidden` holds the target's auxiliary streams."""
-
-    def correct(batch: Batch) -> list[torch.Tensor]:
-        outputs = head(F.embedding(batch.tokens[:, 1:], embed), batch.hidden[:, :-1], steps)
-        return [head.predict(o) == batch.argmax[:, 1:] for o in outputs]
-
-    return _chain_acceptance(correct, batches, steps)
+    """As `eagle_acceptance`; `batch.hidden` holds the target's auxiliary streams and the head
+    predicts through its own output layer."""
+    return _chain_acceptance(head, embed, head.predict, batches, steps)
 
 
 def _chain_acceptance(
-    correct_of: Callable[[Batch], list[torch.Tensor]], batches: list[Batch], steps: int
+    head: EagleHead | Eagle3Head,
+    embed: torch.Tensor,
+    predict: Callable[[torch.Tensor], torch.Tensor],
+    batches: list[Batch],
+    steps: int,
 ) -> Acceptance:
-    """From each draft step's agreement with the target at every slot [B, T-1] (step s at slot
-    i drafts token i+1 for a round that started at slot i-s+1) to chained acceptance."""
+    """Each draft step's greedy token against the target's at every slot (step s at slot i
+    drafts token i+1 for a round that started at slot i-s+1), chained into acceptance."""
     chains = [0.0] * steps
     accuracy = [0.0] * steps
     rounds = 0
     lengths: list[torch.Tensor] = []
     for batch in batches:
-        correct = correct_of(batch)
-        t = correct[0].shape[1]
+        outputs = head(F.embedding(batch.tokens[:, 1:], embed), batch.hidden[:, :-1], steps)
+        labels = batch.argmax[:, 1:]
+        t = labels.shape[1]
+        correct = [predict(o) == labels for o in outputs]  # [B, T-1] per step
         n = t - steps + 1  # rounds starting at slot i = 0..n-1 have all their steps in range
         chain = torch.ones_like(correct[0][:, :n])
         length = torch.zeros(chain.shape, dtype=torch.long, device=chain.device)

@@ -23,7 +23,7 @@ from tqdm import tqdm
 from copilot_lsp import paths
 from copilot_lsp.draft import corpus, export, generate
 from copilot_lsp.draft.eagle import MAX_LAYERS, EagleHead, EagleShape, exported_layers
-from copilot_lsp.draft.eagle3 import Eagle3Head, default_aux_layers, exported_vocab
+from copilot_lsp.draft.eagle3 import Eagle3Head, default_aux_layers
 from copilot_lsp.draft.features import Features, extract, load, load_tokens
 from copilot_lsp.draft.fingerprint import target_fingerprint
 from copilot_lsp.draft.medusa import MedusaHeads
@@ -230,10 +230,9 @@ def _run_eagle3(
     device = torch.device(options.device)
     shape = EagleShape.of(target.shape)
     if options.init is not None:
-        vocab = exported_vocab(options.init)
+        model = Eagle3Head.from_export(shape, aux_layers, options.init)
+        vocab = model.vocab
         coverage = float(torch.isin(train_set.argmax, vocab).float().mean())
-        model = Eagle3Head(shape, aux_layers, vocab)
-        model.load_export(options.init)
         log(f"starting from the EAGLE-3 head in {options.init}")
     else:
         vocab, coverage = frequent_labels(train_set.argmax, options.token_vocab)
@@ -252,15 +251,7 @@ def _run_eagle3(
     acceptance = eagle3_acceptance(model, embed, _batches(heldout_set, device), options.draft_steps)
     report = _report(options, fingerprint, corpus_report, coverage, seconds, acceptance)
     report["aux_layers"] = list(aux_layers)
-    config = export.eagle3_config(
-        target.shape.config,
-        fingerprint,
-        options.dtype,
-        aux_layers=aux_layers,
-        draft_vocab=len(vocab),
-    )
-    sidecar = {"method": options.method, "training": report}
-    export.write_draft(options.out, config, model.export_state(target.shape.vocab_size), sidecar)
+    _export(options, model, target, fingerprint, report)
     (options.out / REPORT).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return report
 
@@ -298,9 +289,20 @@ def _features(
     if options.features is not None:
         if options.generated_share:
             raise ConfigError("--generated-share needs the corpus, not cached --features")
-        if aux_layers:
-            return _aux_of_cached(options, target, fingerprint, cache, aux_layers, log)
-        return _cached_features(options.features, options.extra_features, log)
+        if not aux_layers:
+            return _cached_features(options.features, options.extra_features, log)
+
+        def streams(shards: list[Path], name: str) -> Features:
+            # The text of the cached EAGLE features; the streams are computed once into `cache`.
+            sequences = load_tokens(shards)
+            return extract(
+                target, fingerprint, sequences, cache, name=name, aux_layers=aux_layers, log=log
+            )
+
+        train_set, heldout_set, report = _cached_features(
+            options.features, options.extra_features, log, streams
+        )
+        return train_set, heldout_set, report | {"aux_cache": str(cache)}
     roots = corpus.resolve_roots(list(options.corpus))
     files = corpus.collect(roots)
     train_files = [f for f in files if f.split(options.heldout_percent) == "train"]
@@ -355,11 +357,16 @@ def _features(
 
 
 def _cached_features(
-    folder: Path, extra: tuple[Path, ...], log: Callable[[str], None]
+    folder: Path,
+    extra: tuple[Path, ...],
+    log: Callable[[str], None],
+    read: Callable[[list[Path], str], Features] = lambda shards, name: load(shards),
 ) -> tuple[Features, Features, dict[str, Any]]:
+    """Train shards of `folder` and `extra`, held-out shards of `folder`, each split through
+    `read` (default: the cached features themselves)."""
     sets = []
     for name, folders in (("train", (folder, *extra)), ("heldout", (folder,))):
-        sets.append(load([shard for source in folders for shard in _shards(source, name)]))
+        sets.append(read([shard for source in folders for shard in _shards(source, name)], name))
     train_set, heldout_set = sets
     log(
         f"features from {', '.join(map(str, (folder, *extra)))}: {len(train_set)} train, "
@@ -369,41 +376,6 @@ def _cached_features(
     report = {
         "features": str(folder),
         "extra_features": [str(source) for source in extra],
-        "train_tokens": len(train_set) * seq_len,
-        "heldout_tokens": len(heldout_set) * seq_len,
-    }
-    return train_set, heldout_set, report
-
-
-def _aux_of_cached(
-    options: TrainOptions,
-    target: Target,
-    fingerprint: str,
-    cache: Path,
-    aux_layers: tuple[int, ...],
-    log: Callable[[str], None],
-) -> tuple[Features, Features, dict[str, Any]]:
-    """EAGLE-3 features for the token sequences of cached EAGLE features (the same text, e.g.
-    the target's own self-written continuations), computed once into `cache`."""
-    assert options.features is not None
-    sets = []
-    for name, folders in (
-        ("train", (options.features, *options.extra_features)),
-        ("heldout", (options.features,)),
-    ):
-        sequences = load_tokens([shard for source in folders for shard in _shards(source, name)])
-        sets.append(
-            extract(
-                target, fingerprint, sequences, cache, name=name, aux_layers=aux_layers, log=log
-            )
-        )
-    train_set, heldout_set = sets
-    log(f"EAGLE-3 features for the text of {options.features} (+{len(options.extra_features)})")
-    seq_len = int(train_set.tokens.shape[1])
-    report = {
-        "features": str(options.features),
-        "extra_features": [str(source) for source in options.extra_features],
-        "aux_cache": str(cache),
         "train_tokens": len(train_set) * seq_len,
         "heldout_tokens": len(heldout_set) * seq_len,
     }
@@ -554,8 +526,7 @@ def _evaluate_eagle3(
             f"these held-out features are {data.hidden.shape[-1]} wide; an EAGLE-3 head reads "
             f"{width} (the --cache-dir of a `draft train --method eagle3` run)"
         )
-    model = Eagle3Head(EagleShape.of(target.shape), aux_layers, exported_vocab(head))
-    model.load_export(head)
+    model = Eagle3Head.from_export(EagleShape.of(target.shape), aux_layers, head)
     batches = _batches(data, torch.device("cpu"))
     acceptance = eagle3_acceptance(model, target.embed.detach().float(), batches, draft_steps)
     return {"head": str(head), "heldout_tokens": int(data.tokens.numel()), **acceptance.as_dict()}
@@ -594,6 +565,18 @@ def _export(
             target.shape.config, fingerprint, options.dtype, layers=model.shape.num_layers
         )
         export.write_draft(options.out, config, model.export_state(), sidecar)
+        return
+    if isinstance(model, Eagle3Head):
+        config = export.eagle3_config(
+            target.shape.config,
+            fingerprint,
+            options.dtype,
+            aux_layers=model.aux_layers,
+            draft_vocab=len(model.vocab),
+        )
+        export.write_draft(
+            options.out, config, model.export_state(target.shape.vocab_size), sidecar
+        )
         return
     assert isinstance(model, MedusaHeads)
     shape = target.shape
