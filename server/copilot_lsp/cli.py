@@ -53,7 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S",
         help="also sample /metrics S seconds apart: windowed acceptance and per position",
     )
-    command = actions.add_parser("command", help="print the vLLM command of a profile")
+    command = actions.add_parser(
+        "command", help="print the vLLM command of a profile (`vllm serve …` for a GPU box)"
+    )
     command.add_argument("--profile", default="local-cpu")
     actions.add_parser("profiles", help="list the profiles in configs/profiles")
 
@@ -273,15 +275,9 @@ def _engine(args: argparse.Namespace) -> int:
             _print_status(report)
         return 0 if report["healthy"] else 3
     elif args.action == "command":
-        profile = load_profile(args.profile)
-        model = profile.model.source
-        if profile.embedded_dtype is not None:
-            from copilot_lsp.engine.prepare import model_dir
+        from copilot_lsp.serving.vllm_command import command_line
 
-            model = str(model_dir(profile.embedded_dtype))  # type: ignore[arg-type]
-        from copilot_lsp.engine.drafts import draft_path_for
-
-        print(_shell_join(profile.command(model, draft_path=draft_path_for(profile, model))))
+        print(command_line(load_profile(args.profile)))
     elif args.action == "profiles":
         print("\n".join(available_profiles()))
     return 0
@@ -368,12 +364,6 @@ def _draft(args: argparse.Namespace) -> int:
     report = run(options, log=_say)
     print(json.dumps(report, indent=2) if args.json else render_report(report))
     return 0
-
-
-def _shell_join(argv: list[str]) -> str:
-    import shlex
-
-    return " ".join(shlex.quote(part) for part in argv)
 
 
 def _complete(args: argparse.Namespace) -> int:
