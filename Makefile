@@ -12,7 +12,7 @@ PROFILE ?= local-cpu
 .PHONY: help setup demo test test-unit test-lsp test-engine lint fmt bench-latency bench-load \
 	engine-up engine-down \
 	engine-status clean test-editors bench-neovim vscode test-vscode test-vscode-e2e bench-context bench-quality \
-	bench-engine bench-engine-quick
+	bench-engine bench-engine-quick deploy-manifests test-cluster
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -111,6 +111,13 @@ engine-down: ## stop the embedded engine
 
 engine-status:
 	$(BIN)/copilot-lsp engine status
+
+deploy-manifests: setup ## regenerate deploy/'s profile-specific files from configs/profiles (checked by `make test`)
+	$(BIN)/python -m copilot_lsp.serving.manifests
+
+test-cluster: setup ## (not part of `test`, ~N min) two CPU engines behind vllm-router, the server pointed at the router
+	@$(BIN)/vllm-router --help >/dev/null 2>&1 || $(BIN)/pip install -q 'vllm-router==0.1.17'
+	COPILOT_LSP_CLUSTER_REPORT=docs/benchmarks/cluster.json $(BIN)/pytest -q -s -ra -m cluster tests/cluster
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
