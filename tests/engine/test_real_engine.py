@@ -15,8 +15,8 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from copilot_lsp.engine import launcher
-from copilot_lsp.engine.profiles import load_profile
+from copilot_lsp.serving import launcher
+from copilot_lsp.serving.profiles import load_profile
 from tests.conftest import REPO
 from tests.engine.conftest import RealEngine
 from tests.lspclient import server_session

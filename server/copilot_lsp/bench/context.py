@@ -18,8 +18,8 @@ from typing import Any
 
 from copilot_lsp.completion.assembly import Limits, OtherDocument, PromptRequest, build_prompt
 from copilot_lsp.completion.pipeline import default_prompt_tools
+from copilot_lsp.context.documents import Document, DocumentStore, Edit
 from copilot_lsp.context.index import DefinitionIndex
-from copilot_lsp.documents import Document, DocumentStore, Edit
 from copilot_lsp.positions import position_at
 from copilot_lsp.settings import Settings
 from copilot_lsp.telemetry.stats import percentile

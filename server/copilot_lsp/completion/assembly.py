@@ -20,8 +20,8 @@ import tree_sitter
 
 from copilot_lsp.completion.alignment import split_trailing_whitespace
 from copilot_lsp.completion.budget import TokenCounter
-from copilot_lsp.completion.prompt import CursorContext
 from copilot_lsp.completion.templates import PromptTemplate, Snippet, comment_leader
+from copilot_lsp.completion.window import CursorContext
 from copilot_lsp.context import snippets as source
 from copilot_lsp.context.recent import similarity
 from copilot_lsp.positions import line_content

@@ -35,16 +35,16 @@ from copilot_lsp.completion.postprocess import (
     detect_style,
     normalize_indentation,
 )
-from copilot_lsp.completion.prompt import CursorContext, cursor_context
 from copilot_lsp.completion.templates import PromptTemplate, load_template
 from copilot_lsp.completion.typethrough import Shown, TypeThroughCache
+from copilot_lsp.completion.window import CursorContext, cursor_context
 from copilot_lsp.context import snippets as context_snippets
 from copilot_lsp.context.languages import grammar
 from copilot_lsp.context.validate import trim_to_valid_syntax
-from copilot_lsp.engine.prepare import model_dir as embedded_model_dir
 from copilot_lsp.engine.types import CompletionEngine, CompletionRequest
 from copilot_lsp.errors import EngineError
 from copilot_lsp.positions import line_starts as compute_line_starts
+from copilot_lsp.serving.prepare import model_dir as embedded_model_dir
 from copilot_lsp.settings import Settings
 from copilot_lsp.telemetry.timeline import Timeline
 

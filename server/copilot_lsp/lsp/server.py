@@ -18,9 +18,9 @@ from copilot_lsp import __version__
 from copilot_lsp.completion.assembly import OtherDocument, RecentChunk
 from copilot_lsp.completion.pipeline import Suggestion
 from copilot_lsp.completion.streaming import StreamingCompletionService
+from copilot_lsp.context.documents import Document, DocumentStore, Edit
 from copilot_lsp.context.index import DefinitionIndex
 from copilot_lsp.context.recent import RecentPlaces
-from copilot_lsp.documents import Document, DocumentStore, Edit
 from copilot_lsp.engine.endpoint import resolve_engine_url
 from copilot_lsp.engine.router import Router, router_from_settings
 from copilot_lsp.errors import ConfigError, DocumentError

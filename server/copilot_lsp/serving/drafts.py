@@ -15,8 +15,8 @@ from pathlib import Path
 
 from copilot_lsp.draft import embedded
 from copilot_lsp.draft.fingerprint import FINGERPRINT_KEY, target_fingerprint
-from copilot_lsp.engine.profiles import Profile
 from copilot_lsp.errors import ConfigError, LauncherError
+from copilot_lsp.serving.profiles import Profile
 
 logger = logging.getLogger(__name__)
 _DRAFT_METHODS = ("eagle", "eagle3", "medusa")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from copilot_lsp.bench.engine.claims import Answer
+from copilot_lsp.bench.decoding.claims import Answer
 
 
 def _num(value: Any, digits: int = 1) -> str:

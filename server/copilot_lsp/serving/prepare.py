@@ -10,7 +10,7 @@ The folder is written into a temporary sibling and renamed into place, and the m
 `copilot-lsp-model.json` is written last, so an interrupted run never leaves a folder that looks
 prepared. A later run that finds the folder complete and the marker matching the installed wheel
 returns at once, without importing torch or transformers: those imports live inside the
-conversion, which keeps `import copilot_lsp.engine.prepare` cheap.
+conversion, which keeps `import copilot_lsp.serving.prepare` cheap.
 """
 
 from __future__ import annotations

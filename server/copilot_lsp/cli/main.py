@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     latency.add_argument("--col", type=int, required=True, help="1-based column (UTF-16)")
     latency.add_argument("-n", "--count", type=int, default=20)
     latency.add_argument("--json", type=Path, help="write the full report here")
-    from copilot_lsp.bench.engine import command as engine_bench
+    from copilot_lsp.bench.decoding import command as engine_bench
 
     engine_bench.add_parser(benches)
 
@@ -247,11 +247,11 @@ def _say(message: str) -> None:
 
 
 def _engine(args: argparse.Namespace) -> int:
-    from copilot_lsp.engine import launcher
-    from copilot_lsp.engine.profiles import available_profiles, load_profile
+    from copilot_lsp.serving import launcher
+    from copilot_lsp.serving.profiles import available_profiles, load_profile
 
     if args.action == "prepare":
-        from copilot_lsp.engine.prepare import prepare_embedded_model
+        from copilot_lsp.serving.prepare import prepare_embedded_model
 
         print(prepare_embedded_model(args.dtype, force=args.force, log=_say))
     elif args.action == "up":
@@ -276,10 +276,10 @@ def _engine(args: argparse.Namespace) -> int:
         profile = load_profile(args.profile)
         model = profile.model.source
         if profile.embedded_dtype is not None:
-            from copilot_lsp.engine.prepare import model_dir
+            from copilot_lsp.serving.prepare import model_dir
 
             model = str(model_dir(profile.embedded_dtype))  # type: ignore[arg-type]
-        from copilot_lsp.engine.drafts import draft_path_for
+        from copilot_lsp.serving.drafts import draft_path_for
 
         print(_shell_join(profile.command(model, draft_path=draft_path_for(profile, model))))
     elif args.action == "profiles":
@@ -319,7 +319,7 @@ def _print_status(report: dict[str, Any]) -> None:
 
 def _target_dir(spec: str) -> Path:
     if spec == "embedded":
-        from copilot_lsp.engine.prepare import prepare_embedded_model
+        from copilot_lsp.serving.prepare import prepare_embedded_model
 
         return prepare_embedded_model("bfloat16", log=_say)
     return Path(spec)
@@ -377,7 +377,7 @@ def _shell_join(argv: list[str]) -> str:
 
 
 def _complete(args: argparse.Namespace) -> int:
-    from copilot_lsp.lsp.oneshot import complete_once
+    from copilot_lsp.client.oneshot import complete_once
     from copilot_lsp.telemetry.timeline import STAGES
 
     if args.line < 1 or args.col < 1:
@@ -431,7 +431,7 @@ def _stats(args: argparse.Namespace) -> int:
 
 def _bench(args: argparse.Namespace) -> int:
     if args.bench == "engine":
-        from copilot_lsp.bench.engine import command as engine_bench
+        from copilot_lsp.bench.decoding import command as engine_bench
 
         print(engine_bench.run(args))
         return 0

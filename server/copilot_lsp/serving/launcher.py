@@ -19,12 +19,12 @@ from typing import Any
 import httpx
 
 from copilot_lsp import paths
-from copilot_lsp.engine.drafts import prepare_draft
 from copilot_lsp.engine.metrics import SpecDecodeCounters, parse_metrics, total
 from copilot_lsp.engine.monitor import Scrape, window_between
-from copilot_lsp.engine.profiles import Profile
 from copilot_lsp.engine.state import EngineState, clear_state, pid_alive, read_state, write_state
 from copilot_lsp.errors import LauncherError
+from copilot_lsp.serving.drafts import prepare_draft
+from copilot_lsp.serving.profiles import Profile
 
 _TCMALLOC = Path("/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4")
 
@@ -34,7 +34,7 @@ def model_path_for(profile: Profile, log: Callable[[str], None]) -> str:
     dtype = profile.embedded_dtype
     if dtype is None:
         return profile.model.source
-    from copilot_lsp.engine.prepare import prepare_embedded_model
+    from copilot_lsp.serving.prepare import prepare_embedded_model
 
     if dtype not in ("bfloat16", "float32"):
         raise LauncherError(f"profile {profile.name}: embedded models come in bfloat16 or float32")
