@@ -276,7 +276,7 @@ def _engine(args: argparse.Namespace) -> int:
         profile = load_profile(args.profile)
         model = profile.model.source
         if profile.embedded_dtype is not None:
-            from copilot_lsp.serving.prepare import model_dir
+            from copilot_lsp.models import model_dir
 
             model = str(model_dir(profile.embedded_dtype))  # type: ignore[arg-type]
         from copilot_lsp.serving.drafts import draft_path_for

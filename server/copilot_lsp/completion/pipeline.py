@@ -43,8 +43,8 @@ from copilot_lsp.context.languages import grammar
 from copilot_lsp.context.validate import trim_to_valid_syntax
 from copilot_lsp.engine.types import CompletionEngine, CompletionRequest
 from copilot_lsp.errors import EngineError
+from copilot_lsp.models import embedded_tokenizer
 from copilot_lsp.positions import line_starts as compute_line_starts
-from copilot_lsp.serving.prepare import model_dir as embedded_model_dir
 from copilot_lsp.settings import Settings
 from copilot_lsp.telemetry.timeline import Timeline
 
@@ -354,8 +354,7 @@ def default_prompt_tools(settings: Settings) -> tuple[PromptTemplate, TokenCount
     template = load_template(settings.prompt.family)
     tokenizer = settings.prompt.tokenizer
     if tokenizer is None and template.tokenizer == "embedded":
-        candidate = embedded_model_dir() / "tokenizer.json"
-        tokenizer = candidate if candidate.is_file() else None
+        tokenizer = embedded_tokenizer()
     return template, _counter(tokenizer)
 
 

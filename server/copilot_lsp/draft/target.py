@@ -10,7 +10,7 @@ from typing import Any
 import torch
 
 from copilot_lsp.errors import ConfigError
-from copilot_lsp.serving.prepare import without_media_backends
+from copilot_lsp.models import without_media_backends
 
 
 @dataclass(frozen=True)
