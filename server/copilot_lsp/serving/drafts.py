@@ -32,7 +32,7 @@ def draft_path_for(profile: Profile, target: str) -> str | None:
     return spec.model
 
 
-def prepare_draft(
+def install_draft(
     profile: Profile,
     target: str,
     *,

@@ -23,7 +23,7 @@ from copilot_lsp.engine.metrics import SpecDecodeCounters, parse_metrics, total
 from copilot_lsp.engine.monitor import Scrape, window_between
 from copilot_lsp.engine.state import EngineState, clear_state, pid_alive, read_state, write_state
 from copilot_lsp.errors import LauncherError
-from copilot_lsp.serving.drafts import prepare_draft
+from copilot_lsp.serving.drafts import install_draft
 from copilot_lsp.serving.profiles import Profile
 
 _TCMALLOC = Path("/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4")
@@ -86,7 +86,7 @@ def engine_up(
     if health(root, timeout=1.0):
         raise LauncherError(f"port {port} is already serving another engine; use --port N")
     model_path = model_path_for(profile, log)
-    draft_path = prepare_draft(profile, model_path, allow_mismatch=allow_draft_mismatch, log=log)
+    draft_path = install_draft(profile, model_path, allow_mismatch=allow_draft_mismatch, log=log)
     log_path = paths.state_dir() / f"engine-{port}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     argv = profile.command(model_path, port, draft_path)
