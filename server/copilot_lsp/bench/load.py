@@ -33,7 +33,7 @@ from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
 from copilot_lsp.client.driver import plain
-from copilot_lsp.lsp.server import STATS_REQUEST
+from copilot_lsp.lsp.methods import STATS_REQUEST
 from copilot_lsp.testing.fake_engine import FakeEngine, Reply
 
 WARMUP_SAMPLES = 5

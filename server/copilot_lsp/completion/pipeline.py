@@ -15,6 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import tree_sitter
 
@@ -35,16 +36,15 @@ from copilot_lsp.completion.postprocess import (
     detect_style,
     normalize_indentation,
 )
+from copilot_lsp.completion.request import DefinitionSource, InlineRequest, inline_request
 from copilot_lsp.completion.templates import PromptTemplate, load_template
 from copilot_lsp.completion.typethrough import Shown, TypeThroughCache
-from copilot_lsp.completion.window import CursorContext, cursor_context
-from copilot_lsp.context import snippets as context_snippets
+from copilot_lsp.completion.window import CursorContext
 from copilot_lsp.context.languages import grammar
 from copilot_lsp.context.validate import trim_to_valid_syntax
 from copilot_lsp.engine.types import CompletionEngine, CompletionRequest
 from copilot_lsp.errors import EngineError
 from copilot_lsp.models import embedded_tokenizer
-from copilot_lsp.positions import line_starts as compute_line_starts
 from copilot_lsp.settings import Settings
 from copilot_lsp.telemetry.timeline import Timeline
 
@@ -76,7 +76,7 @@ class CompletionService:
 
     def __init__(
         self,
-        engine: Callable[[], CompletionEngine],
+        engine: CompletionEngine,
         settings: Callable[[], Settings],
         *,
         on_timeline: TimelineSink = lambda timeline: None,
@@ -103,6 +103,17 @@ class CompletionService:
     def inflight(self) -> int:
         return sum(1 for task in self._inflight.values() if not task.done())
 
+    def state(self) -> dict[str, Any]:
+        """Engine health, requests in flight, engine requests open now and at most so far
+        (completion.max_inflight), failures in a row behind the current backoff."""
+        return {
+            "healthy": self.engine_healthy,
+            "inflight": self.inflight,
+            "requests_open": self.slots.active,
+            "requests_open_peak": self.slots.peak,
+            "failures_in_a_row": self.backoff.failures,
+        }
+
     async def complete(
         self,
         uri: str,
@@ -119,27 +130,39 @@ class CompletionService:
         others: Sequence[OtherDocument] = (),
         recent: Sequence[RecentChunk] = (),
     ) -> Suggestion | None:
-        """A suggestion for the cursor at `offset` in `text`, or None.
-
-        `line_starts` are the document's cached line offsets, if the caller has them.
-        `on_partial` hears the suggestion as it grows while tokens arrive (live display).
-        `tree` (the document's parse tree for `text`), `own_definitions` and `others` (open
-        documents' definitions) feed the prompt's snippets; without them the prompt is the
-        plain line window.
-
-        Returns None when superseded by a newer request for `uri`; raises CancelledError
-        when the caller itself is cancelled (`$/cancelRequest`).
-        """
-        settings = self._settings()
-        timeline = Timeline.start(
-            uri, language, "automatic" if automatic else "invoked", self._clock
-        )
-        context = cursor_context(
+        """`serve` the request for the cursor at `offset` in `text` (see `inline_request`)."""
+        request = inline_request(
+            uri,
+            language,
             text,
             offset,
-            settings.completion.prefix_lines,
-            settings.completion.suffix_lines,
-            line_starts,
+            automatic=automatic,
+            options=self._settings().completion,
+            line_starts=line_starts,
+            path=path,
+            tree=tree,
+            own_definitions=own_definitions,
+            others=others,
+            recent=recent,
+        )
+        return await self.serve(request, on_partial)
+
+    async def serve(
+        self, request: InlineRequest, on_partial: PartialSink | None = None
+    ) -> Suggestion | None:
+        """A suggestion for `request`, or None.
+
+        `on_partial` hears the suggestion as it grows while tokens arrive (live display).
+        Returns None when superseded by a newer request for the same document; raises
+        CancelledError when the caller itself is cancelled (`$/cancelRequest`).
+        """
+        settings = self._settings()
+        uri, text, offset = request.uri, request.text, request.offset
+        timeline = Timeline.start(
+            uri,
+            request.language_id,
+            "automatic" if request.automatic else "invoked",
+            self._clock,
         )
         previous = self._inflight.get(uri)
         if previous is not None and not previous.done():
@@ -149,19 +172,10 @@ class CompletionService:
             return self._typed_through(
                 uri, timeline, text, offset, remaining.completion, remaining.end_offset
             )
-        prompt_request = PromptRequest(
-            text=text,
-            offset=offset,
-            starts=line_starts if line_starts is not None else compute_line_starts(text),
-            language_id=language,
-            path=path or uri.rsplit("/", 1)[-1],
-            tree=tree,
-            own_definitions=own_definitions,
-            others=others,
-            recent=recent,
-        )
         task = asyncio.ensure_future(
-            self._run(timeline, context, prompt_request, settings, automatic, on_partial)
+            self._run(
+                timeline, request.window, request.prompt, settings, request.automatic, on_partial
+            )
         )
         self._inflight[uri] = task
         try:
@@ -280,7 +294,7 @@ class CompletionService:
             max_lines=options.max_lines,
             filters=options.filters,
         )
-        engine = self._engine()
+        engine = self._engine
         async with self.slots.slot(options.max_inflight):
             timeline.mark("request_sent")
             stream = engine.stream(request)
@@ -345,9 +359,6 @@ def replaced_closers(context: CursorContext, completion: str) -> int:
     if closers and only_closers(rest) and completion.rstrip().endswith(closers):
         return len(rest)
     return 0
-
-
-DefinitionSource = Callable[[], dict[str, list[context_snippets.Definition]]]
 
 
 def default_prompt_tools(settings: Settings) -> tuple[PromptTemplate, TokenCounter]:

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
+from cattrs import Converter
 from cattrs.errors import ClassValidationError
 from lsprotocol import types
 from pygls.exceptions import (
@@ -67,7 +68,14 @@ class Rejected:
 class CopilotProtocol(LanguageServerProtocol):
     """LanguageServerProtocol that answers malformed requests instead of dropping them."""
 
-    on_bad_change: BadChangeListener | None = None
+    def __init__(
+        self,
+        server: LanguageServer,
+        converter: Converter,
+        on_bad_change: BadChangeListener | None = None,
+    ) -> None:
+        super().__init__(server, converter)
+        self.on_bad_change = on_bad_change
 
     # pygls keeps its own copy of every open document besides ours (DocumentStore): twice the
     # memory for a 10 MB file, and an edit its copy cannot take (an unknown document, a range
