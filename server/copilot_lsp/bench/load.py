@@ -1,8 +1,8 @@
 """Load: replay realistic typing against the real server over stdio, measure what it costs.
 
-The editor side (client/typing.py) is scripted like VS Code: every keystroke is a `didChange` (one character
-inserted at the cursor) followed by an automatic `textDocument/inlineCompletion` at the new
-cursor, and the previous completion request of that document is cancelled
+The editor side (client/typing.py) is scripted like VS Code: every keystroke is a `didChange`
+(one character inserted at the cursor) followed by an automatic `textDocument/inlineCompletion`
+at the new cursor, and the previous completion request of that document is cancelled
 (`$/cancelRequest`). Keystrokes arrive at `rate` per second on average, in bursts (fast runs
 on one document) and calmer stretches, spread over `documents` open files; a seeded random
 generator makes runs repeatable. Meanwhile a second stream of cheap requests

@@ -16,10 +16,13 @@ DATA = "results.json"
 SUMMARY = "summary.json"
 
 
-def add_parser(benches: Any) -> None:
+def add_parser(
+    benches: Any, formatter_class: type[argparse.HelpFormatter] = argparse.HelpFormatter
+) -> None:
     engine = benches.add_parser(
         "engine",
         help="EAGLE vs Medusa vs n-gram vs plain: tokens/s, latency, acceptance; report + plots",
+        formatter_class=formatter_class,
     )
     engine.add_argument(
         "--profiles", default=DEFAULT_PROFILES, help="comma-separated; plain decoding among them"
