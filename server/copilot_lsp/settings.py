@@ -2,8 +2,8 @@
 
 Precedence, lowest first: defaults < the settings file (TOML) < environment variables
 (`COPILOT_LSP_<SECTION>_<FIELD>`, e.g. `COPILOT_LSP_ENGINE_URL`) < LSP initializationOptions
-< LSP workspace/configuration (section `copilot`). Editors send camelCase keys; files and the
-environment may use snake_case; both are accepted everywhere.
+< LSP workspace/configuration (section `copilotLsp`; lsp/configuration.py). Editors send
+camelCase keys; files and the environment may use snake_case; both are accepted everywhere.
 """
 
 from __future__ import annotations

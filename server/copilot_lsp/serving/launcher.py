@@ -69,7 +69,7 @@ def engine_up(
 ) -> EngineState:
     """Start the profile's engine and wait until /health answers; reuse a healthy one.
 
-    A draft trained for another target is refused (see engine/drafts.py) unless
+    A draft trained for another target is refused (see serving/drafts.py) unless
     `allow_draft_mismatch`.
     """
     port = port or profile.server.port
