@@ -20,6 +20,7 @@ from copilot_lsp.errors import CopilotLspError
 
 logger = logging.getLogger("copilot_lsp")
 
+
 class CommandGroup(Protocol):
     def add_parser(self, commands: Any) -> None: ...
 
