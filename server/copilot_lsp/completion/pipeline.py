@@ -30,18 +30,12 @@ from copilot_lsp.completion.assembly import (
 )
 from copilot_lsp.completion.budget import TokenCounter
 from copilot_lsp.completion.cutting import BlockCutter
-from copilot_lsp.completion.mode import Mode, choose_mode, only_closers
-from copilot_lsp.completion.postprocess import (
-    apply_line_endings,
-    detect_style,
-    normalize_indentation,
-)
+from copilot_lsp.completion.mode import Mode, choose_mode
+from copilot_lsp.completion.postprocess import fit_to_file, replaced_closers
 from copilot_lsp.completion.request import DefinitionSource, InlineRequest, inline_request
 from copilot_lsp.completion.templates import PromptTemplate, load_template
 from copilot_lsp.completion.typethrough import Shown, TypeThroughCache
 from copilot_lsp.completion.window import CursorContext
-from copilot_lsp.context.languages import grammar
-from copilot_lsp.context.validate import trim_to_valid_syntax
 from copilot_lsp.engine.types import CompletionEngine, CompletionRequest
 from copilot_lsp.errors import EngineError
 from copilot_lsp.models import embedded_tokenizer
@@ -322,7 +316,7 @@ class CompletionService:
         timeline.mark("first_line")
         self.backoff.succeeded()
         self._set_engine_state(True, f"engine at {engine.base_url} is answering")
-        completion = _fit_to_file(cutter.text, prompt_request, context, mode, options.filters)
+        completion = fit_to_file(cutter.text, prompt_request, context, mode, options.filters)
         if settings.telemetry.log_source:
             timeline.text = completion
         if not completion.strip():
@@ -347,20 +341,6 @@ class CompletionService:
             self._on_engine_state(healthy, message)
 
 
-def replaced_closers(context: CursorContext, completion: str) -> int:
-    """How many characters right of the cursor the completion replaces.
-
-    When only closing brackets/quotes follow the cursor (often typed by the editor's
-    auto-pairing) and the completion ends with the same closers, the item replaces them
-    rather than duplicating them: `foo(|)` + `x)` gives `foo(x)`, not `foo(x))`.
-    """
-    rest = context.line_after_cursor
-    closers = rest.strip()
-    if closers and only_closers(rest) and completion.rstrip().endswith(closers):
-        return len(rest)
-    return 0
-
-
 def default_prompt_tools(settings: Settings) -> tuple[PromptTemplate, TokenCounter]:
     template = load_template(settings.prompt.family)
     tokenizer = settings.prompt.tokenizer
@@ -383,26 +363,3 @@ def _limits(settings: Settings) -> Limits:
         snippet_deadline_ms=settings.prompt.snippet_deadline_ms,
         repo=settings.prompt.repo_name,
     )
-
-
-def _fit_to_file(
-    completion: str, request: PromptRequest, context: CursorContext, mode: Mode, filters: bool
-) -> str:
-    """Trim lines that break the file's syntax, match its indentation (both filters), and
-    always its line endings."""
-    if not completion.strip():
-        return completion
-    text, offset = request.text, request.offset
-    language = grammar(request.language_id) if request.tree is not None else None
-    if filters and language is not None and mode is Mode.MULTI_LINE:
-        # Judge the file as it will read after accepting, closers replaced included.
-        end = offset + replaced_closers(context, completion)
-        completion = trim_to_valid_syntax(language, text[:offset], completion, text[end:])
-    line_start = text.rfind("\n", 0, offset) + 1
-    cursor_line = text[line_start:offset]
-    base_indent = cursor_line[: len(cursor_line) - len(cursor_line.lstrip(" \t"))]
-    window = text[max(0, offset - 20_000) : offset + 5_000]
-    style = detect_style(window)
-    if filters:
-        completion = normalize_indentation(completion, style, base_indent)
-    return apply_line_endings(completion, style)
