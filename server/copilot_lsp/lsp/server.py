@@ -16,7 +16,8 @@ from pygls.lsp.server import LanguageServer
 
 from copilot_lsp import __version__
 from copilot_lsp.completion.assembly import OtherDocument, RecentChunk
-from copilot_lsp.completion.pipeline import Suggestion
+from copilot_lsp.completion.pipeline import Suggestion, embedded_tokenizer
+from copilot_lsp.completion.prompt_format import PromptFormats
 from copilot_lsp.completion.streaming import StreamingCompletionService
 from copilot_lsp.context.index import DefinitionIndex
 from copilot_lsp.context.recent import RecentPlaces
@@ -57,6 +58,7 @@ class CopilotServer(LanguageServer):
             lambda: self.settings,
             on_timeline=self.recorder.record,
             on_engine_state=self._engine_state_changed,
+            formats=PromptFormats(notify=self._tell, embedded_tokenizer=embedded_tokenizer),
         )
 
     def _start_io_async(self, stdin: Any = None, stdout: Any = None) -> None:
@@ -182,6 +184,11 @@ class CopilotServer(LanguageServer):
             "`copilot-lsp engine up`, or set engine.url (COPILOT_LSP_ENGINE_URL)."
         )
 
+    def _tell(self, message: str) -> None:
+        self.window_show_message(
+            types.ShowMessageParams(types.MessageType.Warning, f"copilot-lsp: {message}")
+        )
+
     def _warn(self, message: str) -> None:
         logger.warning("%s", message)
         self.window_show_message(types.ShowMessageParams(types.MessageType.Error, message))
@@ -202,6 +209,8 @@ class CopilotServer(LanguageServer):
                 # Pool, per-endpoint windowed speculative acceptance and failover state.
                 "routing": engine.snapshot() if engine else None,
             },
+            # The prompt family in use and where it came from (setting or served model).
+            "prompt": formats.describe() if (formats := self.service.formats.current) else None,
         }
 
 
@@ -220,7 +229,9 @@ def initialize(ls: CopilotServer, params: types.InitializeParams) -> None:
 @server.feature(types.INITIALIZED)
 async def initialized(ls: CopilotServer, params: types.InitializedParams) -> None:
     await _pull_configuration(ls)
-    ls.engine()  # build the HTTP client now, not on the first keystroke
+    engine = ls.engine()  # build the HTTP client now, not on the first keystroke
+    with contextlib.suppress(Exception):  # a failure here is reported by the first completion
+        await ls.service.formats.resolve(ls.settings.prompt, engine)
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
