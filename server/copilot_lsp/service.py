@@ -7,14 +7,17 @@ and encodes what it returns. Settings reach every part through `configure`.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
 from copilot_lsp.completion.pipeline import EngineStateListener
+from copilot_lsp.completion.prompt_format import PromptFormats
 from copilot_lsp.completion.streaming import Publisher, StreamingCompletionService
 from copilot_lsp.completion.workspace import Workspace
 from copilot_lsp.context.documents import Edit
 from copilot_lsp.engine.provider import EngineProvider
+from copilot_lsp.errors import CopilotLspError
 from copilot_lsp.positions import Encoding, Position, position_at
 from copilot_lsp.settings import Settings
 from copilot_lsp.telemetry.recorder import Recorder
@@ -39,6 +42,7 @@ class CopilotService:
         *,
         publisher: Publisher | None = None,
         on_engine_state: EngineStateListener = lambda healthy, message: None,
+        formats: PromptFormats | None = None,
     ) -> None:
         self.settings = Settings()
         self.engines = engines
@@ -50,6 +54,7 @@ class CopilotService:
             publisher=publisher,
             on_timeline=recorder.record,
             on_engine_state=on_engine_state,
+            formats=formats,
         )
 
     def configure(self, settings: Settings) -> None:
@@ -89,6 +94,13 @@ class CopilotService:
             position_at(request.text, suggestion.end_offset, encoding),
         )
 
+    async def warm_up(self) -> None:
+        """Build the engine's HTTP client and learn its prompt format before the first
+        keystroke; a failure here is reported by the first completion instead."""
+        self.engines.current()
+        with contextlib.suppress(CopilotLspError):
+            await self.pipeline.formats.resolve(self.settings.prompt, self.engines)
+
     def stats(self) -> dict[str, Any]:
         """Rolling p50/p90/p99 per stage, outcome counts, recent timelines and engine state."""
         router = self.engines.built
@@ -100,4 +112,6 @@ class CopilotService:
                 # Pool, per-endpoint windowed speculative acceptance and failover state.
                 "routing": router.snapshot() if router is not None else None,
             },
+            # The prompt family in use and where it came from (setting or served model).
+            "prompt": chosen.describe() if (chosen := self.pipeline.formats.current) else None,
         }

@@ -122,16 +122,22 @@ class CompletionSettings(_Section):
 
 
 class PromptSettings(_Section):
-    family: str = "smollm2"
-    """Prompt template and stop sequences: a file name in configs/models (e.g. `qwen2.5-coder`,
-    `qwen2.5-coder-repo`, `starcoder2`, `deepseek-coder`, `codellama`, `codestral`)."""
+    family: str | None = None
+    """Prompt template and stop sequences: a file name in configs/models (`qwen2.5-coder`,
+    `qwen2.5-coder-repo`, `starcoder2`, `deepseek-coder`, `codellama`, `codestral`, `smollm2`,
+    `prefix-only`). Unset: the family that fits the model the engine serves (`/v1/models`),
+    confirmed with its tokenizer; `prefix-only` for a model no family fits."""
     stop: list[str] = Field(default_factory=list)
     """Stop sequences sent to the engine on top of the family's own."""
     max_tokens: int = Field(default=1024, ge=64, le=32_768)
     """Token budget of the whole prompt: prefix window, suffix window and snippets."""
     tokenizer: Path | None = None
-    """A `tokenizer.json` for exact token counts. Unset: the embedded model's tokenizer when
-    the embedded engine is the one in use, otherwise an estimate from characters."""
+    """A `tokenizer.json` for exact token counts. Unset: the served model's own when the
+    engine reads it from this machine (the embedded engine), else the engine's `/tokenize`,
+    else an estimate from characters."""
+    tokenize_deadline_ms: float = Field(default=25.0, ge=0, le=1000)
+    """With counts from the engine's `/tokenize`: the longest a completion waits for lines not
+    counted yet (they are estimated meanwhile and exact from the next keystroke on)."""
     snippets: bool = True
     """Add imports, enclosing definitions' headers and definitions of names used near the
     cursor (from this and other open documents) when the budget allows."""

@@ -107,7 +107,7 @@ def test_defaults_without_file_or_env(clean_env: Path) -> None:
     assert settings.engine.api_key is None
     assert settings.completion.debounce_ms == 40
     assert settings.completion.max_tokens == 128
-    assert settings.prompt.family == "smollm2"
+    assert settings.prompt.family is None  # the served model decides (completion/families.py)
     assert DEFAULT_ENGINE_URL.endswith("/v1")
 
 

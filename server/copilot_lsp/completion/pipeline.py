@@ -8,13 +8,12 @@ engine, whose HTTP stream is then closed so the engine stops generating).
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
-import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import tree_sitter
@@ -22,24 +21,26 @@ import tree_sitter
 from copilot_lsp.completion.admission import Backoff, InflightLimiter
 from copilot_lsp.completion.alignment import WhitespaceAligner
 from copilot_lsp.completion.assembly import (
+    ANCHOR,
     Limits,
     OtherDocument,
     PromptRequest,
     RecentChunk,
     build_prompt,
 )
-from copilot_lsp.completion.budget import TokenCounter
+from copilot_lsp.completion.budget import EngineTokenCounter
 from copilot_lsp.completion.cutting import BlockCutter
 from copilot_lsp.completion.mode import Mode, choose_mode
 from copilot_lsp.completion.postprocess import fit_to_file, replaced_closers
+from copilot_lsp.completion.prompt_format import PromptFormats
 from copilot_lsp.completion.request import DefinitionSource, InlineRequest, inline_request
-from copilot_lsp.completion.templates import PromptTemplate, load_template
 from copilot_lsp.completion.typethrough import Shown, TypeThroughCache
 from copilot_lsp.completion.window import CursorContext
 from copilot_lsp.engine.types import CompletionEngine, CompletionRequest
 from copilot_lsp.errors import EngineError
 from copilot_lsp.models import embedded_tokenizer
-from copilot_lsp.settings import Settings
+from copilot_lsp.positions import line_content
+from copilot_lsp.settings import CompletionSettings, Settings
 from copilot_lsp.telemetry.timeline import Timeline
 
 logger = logging.getLogger(__name__)
@@ -60,7 +61,6 @@ class Suggestion:
 
 EngineStateListener = Callable[[bool, str], None]
 TimelineSink = Callable[[Timeline], None]
-PromptTools = Callable[[Settings], tuple[PromptTemplate, TokenCounter]]
 PartialSink = Callable[[Suggestion], None]
 """Hears a streaming suggestion's text so far (an insertion at the cursor, not yet final)."""
 
@@ -77,9 +77,10 @@ class CompletionService:
         on_engine_state: EngineStateListener = lambda healthy, message: None,
         clock: Callable[[], float] = time.perf_counter,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-        prompt_tools: PromptTools | None = None,
+        formats: PromptFormats | None = None,
     ) -> None:
-        self._prompt_tools = prompt_tools or default_prompt_tools
+        self.formats = formats or PromptFormats(embedded_tokenizer=embedded_tokenizer)
+        """The prompt format for the engine in use (family, template, token counter)."""
         self.typethrough = TypeThroughCache()
         self._engine = engine
         self._settings = settings
@@ -267,7 +268,14 @@ class CompletionService:
             timeline.finish("backoff", f"the engine failed just before; next try in {pause:.2f} s")
             return None
         offset = prompt_request.offset
-        template, counter = self._prompt_tools(settings)
+        prompt_format = await self.formats.resolve(settings.prompt, self._engine)
+        template = prompt_format.template_for(other_files=bool(prompt_request.others))
+        counter = prompt_format.counter
+        if isinstance(counter, EngineTokenCounter):
+            await counter.prefetch_lines(
+                window_lines(prompt_request, settings.completion),
+                settings.prompt.tokenize_deadline_ms / 1000.0,
+            )
         built = build_prompt(prompt_request, template, counter, _limits(settings))
         context = built.context
         request = CompletionRequest(
@@ -341,17 +349,12 @@ class CompletionService:
             self._on_engine_state(healthy, message)
 
 
-def default_prompt_tools(settings: Settings) -> tuple[PromptTemplate, TokenCounter]:
-    template = load_template(settings.prompt.family)
-    tokenizer = settings.prompt.tokenizer
-    if tokenizer is None and template.tokenizer == "embedded":
-        tokenizer = embedded_tokenizer()
-    return template, _counter(tokenizer)
-
-
-@functools.cache
-def _counter(tokenizer: Path | None) -> TokenCounter:
-    return TokenCounter(tokenizer)
+def window_lines(request: PromptRequest, options: CompletionSettings) -> list[str]:
+    """The lines the prompt's window may take around the cursor (for token counting)."""
+    line = bisect.bisect_right(request.starts, request.offset) - 1
+    first = max(0, line - options.prefix_lines - ANCHOR)
+    last = min(len(request.starts) - 1, line + options.suffix_lines + 1)
+    return [line_content(request.text, request.starts, i) for i in range(first, last + 1)]
 
 
 def _limits(settings: Settings) -> Limits:

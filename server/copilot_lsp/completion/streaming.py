@@ -28,10 +28,10 @@ from copilot_lsp.completion.pipeline import (
     CompletionService,
     EngineStateListener,
     PartialSink,
-    PromptTools,
     Suggestion,
     TimelineSink,
 )
+from copilot_lsp.completion.prompt_format import PromptFormats
 from copilot_lsp.completion.request import InlineRequest
 from copilot_lsp.engine.types import CompletionEngine
 from copilot_lsp.settings import EditorSettings, Settings
@@ -99,7 +99,7 @@ class StreamingCompletionService(CompletionService):
         on_engine_state: EngineStateListener = lambda healthy, message: None,
         clock: Callable[[], float] = time.perf_counter,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-        prompt_tools: PromptTools | None = None,
+        formats: PromptFormats | None = None,
     ) -> None:
         super().__init__(
             engine,
@@ -108,7 +108,7 @@ class StreamingCompletionService(CompletionService):
             on_engine_state=on_engine_state,
             clock=clock,
             sleep=sleep,
-            prompt_tools=prompt_tools,
+            formats=formats,
         )
         self._current_settings = settings
         self._live: dict[str, _Live] = {}

@@ -16,7 +16,7 @@ from typing import Any
 
 from copilot_lsp.engine.endpoint import EngineUrl
 from copilot_lsp.engine.router import Router, router_from_settings
-from copilot_lsp.engine.types import CompletionRequest, StreamChunk
+from copilot_lsp.engine.types import CompletionRequest, ServedModel, StreamChunk
 from copilot_lsp.settings import EngineSettings
 
 
@@ -69,3 +69,13 @@ class EngineProvider:
 
     def stream(self, request: CompletionRequest) -> AsyncGenerator[StreamChunk, None]:
         return self.current().stream(request)
+
+    async def served_model(self) -> ServedModel:
+        return await self.current().served_model()
+
+    async def count_tokens(self, text: str) -> int:
+        return await self.current().count_tokens(text)
+
+    def model_source(self) -> object:
+        """Changes when the engine behind may serve another model (the router was rebuilt)."""
+        return self.current()

@@ -16,6 +16,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from copilot_lsp import __version__
+from copilot_lsp.completion.prompt_format import PromptFormats
 from copilot_lsp.context.documents import Edit
 from copilot_lsp.engine.provider import EngineProvider
 from copilot_lsp.engine.router import Router
@@ -24,6 +25,7 @@ from copilot_lsp.lsp import notifications
 from copilot_lsp.lsp.configuration import SECTIONS, SettingsLayers
 from copilot_lsp.lsp.methods import ACCEPT_COMMAND, STATS_REQUEST
 from copilot_lsp.lsp.protocol import CopilotProtocol, serve_stdio
+from copilot_lsp.models import embedded_tokenizer
 from copilot_lsp.positions import Encoding, Position
 from copilot_lsp.service import CopilotService, PlacedSuggestion
 from copilot_lsp.settings import Settings
@@ -47,6 +49,7 @@ class CopilotServer(LanguageServer):
             self.recorder,
             publisher=notifications.PartialPublisher(self),
             on_engine_state=self._engine_state_changed,
+            formats=PromptFormats(notify=self._tell, embedded_tokenizer=embedded_tokenizer),
         )
         self.layers = SettingsLayers(
             self.service.configure, warn=self._warn, deprecated=self._deprecated
@@ -108,6 +111,12 @@ class CopilotServer(LanguageServer):
         logger.warning("%s", message)
         self.window_show_message(types.ShowMessageParams(types.MessageType.Error, message))
 
+    def _tell(self, message: str) -> None:
+        logger.warning("%s", message)
+        self.window_show_message(
+            types.ShowMessageParams(types.MessageType.Warning, f"copilot-lsp: {message}")
+        )
+
     def _deprecated(self, message: str) -> None:
         logger.warning("%s", message)
         self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, message))
@@ -127,7 +136,7 @@ def initialize(ls: CopilotServer, params: types.InitializeParams) -> None:
 @server.feature(types.INITIALIZED)
 async def initialized(ls: CopilotServer, params: types.InitializedParams) -> None:
     await _pull_configuration(ls)
-    ls.engines.current()  # build the HTTP client now, not on the first keystroke
+    await ls.service.warm_up()  # the HTTP client and the prompt format, before the first key
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)

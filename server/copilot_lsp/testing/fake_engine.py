@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import ssl
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +51,11 @@ class FakeEngine:
         self.default = Reply()
         self.requests: list[Received] = []
         self.models = ["fake-model"]
+        self.roots: dict[str, str] = {}
+        """`/v1/models` roots by model id (vLLM's weights path or repository id)."""
+        self.tokenize: Callable[[str], int] | None = None
+        """Answers `/tokenize` with this count of the prompt; None: 404 (not vLLM)."""
+        self.tokenized: list[str] = []
         self.metrics_text = ""
         """What /metrics answers (Prometheus text format)."""
         self.other_paths: list[str] = []
@@ -109,7 +115,23 @@ class FakeEngine:
         length = int(headers.get("content-length", "0"))
         body = json.loads(await reader.readexactly(length)) if length else {}
         if path.endswith("/models"):
-            payload = json.dumps({"data": [{"id": m} for m in self.models]}).encode()
+            entries = [
+                {"id": m, **({"root": self.roots[m]} if m in self.roots else {})}
+                for m in self.models
+            ]
+            payload = json.dumps({"data": entries}).encode()
+            writer.write(_head(200, "application/json", len(payload)) + payload)
+            await writer.drain()
+            return True
+        if path == "/tokenize":
+            prompt = str(body.get("prompt", ""))
+            self.tokenized.append(prompt)
+            if self.tokenize is None:
+                writer.write(_head(404, "text/plain", 0))
+                await writer.drain()
+                return True
+            count = self.tokenize(prompt)
+            payload = json.dumps({"count": count, "tokens": list(range(count))}).encode()
             writer.write(_head(200, "application/json", len(payload)) + payload)
             await writer.drain()
             return True
