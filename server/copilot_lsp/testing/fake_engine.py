@@ -65,6 +65,7 @@ class FakeEngine:
         self.keep_bodies = True
         """False: record requests without their bodies (long runs, many prompts)."""
         self._server: asyncio.Server | None = None
+        self._connections: set[asyncio.StreamWriter] = set()
         self.port = 0
         self.scheme = "http"
 
@@ -86,18 +87,24 @@ class FakeEngine:
         return self
 
     async def stop(self) -> None:
+        """Stop listening and drop every open connection, kept-alive ones too (as a real
+        engine's restart does; otherwise a pooled connection would still be answered)."""
         if self._server is not None:
             self._server.close()
+            for writer in list(self._connections):
+                writer.close()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 2)
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._connections.add(writer)
         try:
             while await self._one_request(reader, writer):
                 pass
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
+            self._connections.discard(writer)
             with contextlib.suppress(Exception):
                 writer.close()
 
