@@ -81,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     from copilot_lsp.bench.engine import command as engine_bench
 
     engine_bench.add_parser(benches)
+    from copilot_lsp.bench.replay import command as replay_bench
+
+    replay_bench.add_parser(benches)
 
     context = benches.add_parser(
         "context", help="parse and context-build latency on large real files"
@@ -434,6 +437,11 @@ def _bench(args: argparse.Namespace) -> int:
         from copilot_lsp.bench.engine import command as engine_bench
 
         print(engine_bench.run(args))
+        return 0
+    if args.bench == "replay":
+        from copilot_lsp.bench.replay import command as replay_bench
+
+        print(replay_bench.run(args))
         return 0
     if args.bench == "context":
         return _bench_context(args)
