@@ -16,6 +16,7 @@ from pathlib import Path
 from copilot_lsp.draft import embedded
 from copilot_lsp.draft.fingerprint import FINGERPRINT_KEY, target_fingerprint
 from copilot_lsp.engine.profiles import Profile
+from copilot_lsp.engine.suffix import require_suffix_decoding
 from copilot_lsp.errors import ConfigError, LauncherError
 
 logger = logging.getLogger(__name__)
@@ -39,8 +40,14 @@ def prepare_draft(
     allow_mismatch: bool = False,
     log: Callable[[str], None] = lambda message: None,
 ) -> str | None:
-    """The draft folder to serve, assembled if needed and checked against `target`."""
+    """The draft folder to serve, assembled if needed and checked against `target`.
+
+    Suffix decoding has no draft: what it needs (Arctic Inference) is checked instead.
+    """
     spec = profile.speculative
+    if spec is not None and spec.method == "suffix":
+        require_suffix_decoding()
+        return None
     if spec is None or spec.model is None or spec.method not in _DRAFT_METHODS:
         return spec.model if spec is not None else None
     try:
