@@ -51,7 +51,7 @@ def drawn(ghost: float, line: float, whole: float, cid: str, **fields: Any) -> d
 
 def run(arm: str, records: list[dict[str, Any]], repeat: int = 0, **extra: Any) -> dict[str, Any]:
     completions = [
-        {"id": cid, "outcome": "shown", "tokens": 10}
+        {"id": cid, "outcome": "shown", "tokens": 10, "mode": extra.get("modes", {}).get(cid)}
         for r in records
         for cid in r["completion_ids"]
     ] + [{"id": "lost", "outcome": "cancelled", "tokens": 30}]
@@ -96,7 +96,10 @@ def data() -> dict[str, Any]:
             {"label": "fast", "profile": "f", "settings": {}, "speculative": {}, "engine": {}},
         ],
         "reference": "plain",
-        "runs": [run("plain", slow), run("fast", fast, engine=engine)],
+        "runs": [
+            run("plain", slow),
+            run("fast", fast, engine=engine, modes={"b3": "type-through"}),
+        ],
     }
 
 
@@ -116,6 +119,9 @@ def test_summary_pools_latency_censors_pauses_and_gives_ratios() -> None:
     assert pauses["requests"] == 3 and pauses["ghost_share"] == pytest.approx(2 / 3, abs=1e-3)
     assert pauses["first_line_ms"]["p50"] == 900.0 and math.isinf(pauses["first_line_ms"]["p90"])
     assert fast["latency"]["at_pauses"]["ghost_share"] == 1.0
+    # b3 came from the suggestion already shown (type-through), not from the engine.
+    assert fast["latency"]["typed_through"] == 1
+    assert fast["latency"]["first_ghost_generated_ms"]["n"] == 2
     ratios = summary["ratios"]["fast"]
     assert ratios["speedup_first_ghost_p50"] == pytest.approx(450 / 100, abs=0.01)
     assert ratios["speedup_pause_first_line_p50"] == pytest.approx(900 / 220, abs=0.01)

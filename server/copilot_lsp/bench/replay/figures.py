@@ -58,13 +58,24 @@ def spread(values: Sequence[float]) -> dict[str, Any]:
     return out
 
 
-def latency(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def latency(
+    records: Sequence[dict[str, Any]], typed_through: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """`typed_through`: ids of completions the server answered from the suggestion already
+    shown (the user typed what it showed), without asking the engine."""
     visible = [r for r in records if r["visible"] and r["first_ghost_ms"] is not None]
+    generated = [
+        r
+        for r in visible
+        if not (r["completion_ids"] and set(r["completion_ids"]) <= typed_through)
+    ]
     lines = [r["first_line_ms"] for r in visible if r["first_line_ms"] is not None]
     whole = [r["answered_ms"] for r in records if r["outcome"] == "items"]
     paused = [r for r in records if (r["gap_ms"] or 0.0) >= PAUSE_MS]
     return {
         "first_ghost_ms": spread([r["first_ghost_ms"] for r in visible]),
+        "first_ghost_generated_ms": spread([r["first_ghost_ms"] for r in generated]),
+        "typed_through": len(visible) - len(generated),
         "first_line_ms": spread(lines),
         "whole_ms": spread(whole),
         "at_pauses": {
@@ -162,8 +173,11 @@ def _share(part: float, whole: float) -> float | None:
 def summarise_run(run: dict[str, Any]) -> dict[str, Any]:
     """The figures of one (arm, repeat) run."""
     records = run["records"]
+    typed_through = frozenset(
+        str(c.get("id")) for c in run["completions"] if c.get("mode") == "type-through"
+    )
     return {
-        "latency": latency(records),
+        "latency": latency(records, typed_through),
         "outcomes": outcomes(records),
         "proxy": proxy(records),
         "accepts": accepts(records, run["typed_chars"], run["accepted_chars"]),

@@ -68,6 +68,7 @@ def render(data: dict[str, Any], summary: dict[str, Any], plots: list[str]) -> s
                 "whole suggestion p50 / p90 / p99",
                 "first line × ref",
                 "first ghost × ref",
+                "first ghost from the engine p50 / p90 (typed through)",
             ]
         ),
     ]
@@ -82,10 +83,14 @@ def render(data: dict[str, Any], summary: dict[str, Any], plots: list[str]) -> s
                     _triple(latency["whole_ms"]),
                     _ratio(ratios.get(label, {}).get("speedup_first_line_p50")),
                     _ratio(ratios.get(label, {}).get("speedup_first_ghost_p50")),
+                    f"{_pair(latency['first_ghost_generated_ms'])} ({latency['typed_through']})",
                 ]
             )
         )
     lines += [
+        "",
+        "Typed through: the user typed what the ghost showed, and the server answered from "
+        "that suggestion at once, without the engine; the last column leaves those out.",
         "",
         "Ghost text only counts while its keystroke is still the latest, so a slow arm's "
         "figures above come from the requests that survived. At pauses (a keystroke followed "
