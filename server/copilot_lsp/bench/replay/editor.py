@@ -26,6 +26,7 @@ from pygls.lsp.client import LanguageClient
 from copilot_lsp.bench.replay.judge import MIN_ACCEPT, Decision, Shown, decide, matched_chars
 from copilot_lsp.bench.replay.schedule import Typing, key_at
 from copilot_lsp.bench.replay.sessions import Session
+from copilot_lsp.bench.replay.wire import answer_items, item_id, param, replaced
 
 PARTIAL = "copilot/partialCompletion"
 DID_SHOW = "copilot/didShowCompletion"
@@ -285,19 +286,19 @@ class ScriptedEditor:
             code = getattr(error, "code", None)
             record.outcome = "cancelled" if code == REQUEST_CANCELLED else "error"
             return
-        items = _items(future.result())
-        if not items:
+        found = answer_items(future.result())
+        if not found:
             record.outcome = "empty"
             return
         record.outcome = "items"
-        item = items[0]
-        completion_id = _item_id(item)
+        item = found[0]
+        completion_id = item_id(item)
         if completion_id is not None and completion_id not in record.completion_ids:
             record.completion_ids.append(completion_id)
         text = item.insert_text if isinstance(item.insert_text, str) else item.insert_text.value
         if record.version != self._version or self._session is None or not text:
             return  # the user typed on meanwhile: the answer is never drawn
-        shown = Shown(completion_id, text, _replaced(item))
+        shown = Shown(completion_id, text, replaced(item))
         record.visible = True
         record.shown_chars = len(text)
         record.matched_chars = matched_chars(shown, remaining, self._session.after)
@@ -308,20 +309,20 @@ class ScriptedEditor:
             self.client.protocol.notify(DID_SHOW, {"completionId": completion_id})
 
     def _on_partial(self, params: Any) -> None:
-        uri, version = _field(params, "uri"), _field(params, "version")
+        uri, version = param(params, "uri"), param(params, "version")
         if uri != self._uri or version != self._version:
             return  # another document, or a version the buffer has left: not drawn
         record = self._by_version.get(version)
-        text = _field(params, "text")
+        text = param(params, "text")
         if record is None or not isinstance(text, str) or not text:
             return
         elapsed = _ms(self._loop.time() - record.sent)
-        completion_id = _field(params, "completionId")
+        completion_id = param(params, "completionId")
         if isinstance(completion_id, str) and completion_id not in record.completion_ids:
             record.completion_ids.append(completion_id)
         record.visible = True
         _first(record, "first_ghost_ms", elapsed)
-        if "\n" in text or _field(params, "done"):
+        if "\n" in text or param(params, "done"):
             _first(record, "first_line_ms", elapsed)
 
     # -- documents ----------------------------------------------------------------------
@@ -395,44 +396,3 @@ async def _sleep_until(loop: asyncio.AbstractEventLoop, at: float) -> None:
     delay = at - loop.time()
     if delay > 0:
         await asyncio.sleep(delay)
-
-
-def _field(params: Any, name: str) -> Any:
-    if isinstance(params, dict):
-        return params.get(name)
-    return getattr(params, name, None)
-
-
-def _items(result: Any) -> list[types.InlineCompletionItem]:
-    if result is None:
-        return []
-    if isinstance(result, types.InlineCompletionList):
-        return list(result.items)
-    if isinstance(result, list):
-        return result
-    items = _field(result, "items")
-    return list(items) if items else []
-
-
-def _item_id(item: types.InlineCompletionItem) -> str | None:
-    command = item.command
-    if command is None or not command.arguments:
-        return None
-    return str(command.arguments[0])
-
-
-def _replaced(item: types.InlineCompletionItem) -> int:
-    if item.range is None or item.range.start.line != item.range.end.line:
-        return 0
-    return max(0, item.range.end.character - item.range.start.character)
-
-
-async def close_client(client: LanguageClient) -> None:
-    """Shut the server down politely; kill it if it does not go."""
-    process = getattr(client, "_server", None)
-    with contextlib.suppress(Exception):
-        await asyncio.wait_for(client.shutdown_async(None), 10.0)
-        client.exit(None)
-        await asyncio.wait_for(client.stop(), 10.0)  # type: ignore[no-untyped-call]
-    if process is not None and process.returncode is None:
-        process.kill()

@@ -15,7 +15,6 @@ import contextlib
 import os
 import platform
 import socket
-import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
@@ -25,12 +24,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from lsprotocol import types
-from pygls.lsp.client import LanguageClient
 
-from copilot_lsp.bench.replay.editor import ScriptedEditor, close_client
+from copilot_lsp.bench.replay.editor import ScriptedEditor
 from copilot_lsp.bench.replay.schedule import TypingModel, draw
 from copilot_lsp.bench.replay.sessions import Session
+from copilot_lsp.bench.replay.wire import close_client, start_server
 from copilot_lsp.engine import launcher
 from copilot_lsp.engine.metrics import SpecDecodeCounters, parse_metrics, total
 from copilot_lsp.engine.profiles import Profile, load_profile
@@ -246,7 +244,7 @@ async def _run_arm(arm: Arm, engine: _Engine | None, plan: Plan) -> dict[str, An
                 _merge({"engine": {"url": live.url}}, TODAY),
                 _merge(arm.settings, {"telemetry": {"logPath": str(completions_log)}}),
             )
-            client, stderr = await _start_server(Path(scratch), options)
+            client, stderr = await start_server(Path(scratch), options)
             editor = ScriptedEditor(client, Path(scratch) / "workspace")
             try:
                 await editor.warm_up()
@@ -280,35 +278,6 @@ async def _run_arm(arm: Arm, engine: _Engine | None, plan: Plan) -> dict[str, An
         "accepted_chars": editor.accepted_chars,
         "engine": _engine_delta(before, after, scripted_requests),
     }
-
-
-async def _start_server(
-    scratch: Path, options: dict[str, Any]
-) -> tuple[LanguageClient, asyncio.Future[None]]:
-    client = LanguageClient("copilot-lsp-replay", "1")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COPILOT_LSP_ENGINE")}
-    env["COPILOT_LSP_STATE_DIR"] = str(scratch / "state")
-    await client.start_io(sys.executable, "-m", "copilot_lsp", "--stdio", env=env)
-    process = getattr(client, "_server", None)
-    # pygls pipes the server's stderr and never reads it: drain it, or a chatty server blocks.
-    draining = asyncio.ensure_future(_drain(getattr(process, "stderr", None)))
-    await client.initialize_async(
-        types.InitializeParams(
-            capabilities=types.ClientCapabilities(),
-            process_id=os.getpid(),
-            root_uri=(scratch / "workspace").as_uri(),
-            initialization_options=options,
-        )
-    )
-    client.initialized(types.InitializedParams())
-    return client, draining
-
-
-async def _drain(stream: asyncio.StreamReader | None) -> None:
-    if stream is None:
-        return
-    while await stream.readline():
-        pass
 
 
 async def _scrape(root: str) -> dict[str, Any] | None:
