@@ -295,7 +295,8 @@ def draw(data: dict[str, Any], summary: dict[str, Any], out: Path) -> list[str]:
         axis.set_xscale("log")
         axis.grid(alpha=0.3)
     axes[0].set_ylabel("share of drawn suggestions")
-    axes[1].legend(fontsize=8)
+    if axes[1].get_legend_handles_labels()[0]:
+        axes[1].legend(fontsize=8)
     figure.tight_layout()
     figure.savefig(out / LATENCY_PLOT, dpi=110)
     plt.close(figure)
