@@ -81,6 +81,8 @@ def data() -> dict[str, Any]:
     ]
     engine = {
         "generation_tokens": 100,
+        "prompt_tokens": 1000,
+        "prompt_tokens_cached": 250,
         "spec_decode": {"drafts": 10, "draft_tokens": 40, "accepted_tokens": 20},
     }
     return {
@@ -135,6 +137,8 @@ def test_tokens_proxy_and_accepts() -> None:
     assert slow["tokens"]["useful"] == 20 and slow["tokens"]["wasted"] == 30
     assert slow["tokens"]["engine_generated"] is None
     assert fast["tokens"]["engine_wasted"] == 100 - 30
+    assert fast["prefill"] == {"prompt_tokens": 1000, "cached": 250, "cached_share": 0.25}
+    assert slow["prefill"]["prompt_tokens"] is None
     assert fast["spec_decode"]["acceptance_rate"] == 0.5
     assert fast["spec_decode"]["mean_accepted_length"] == 3.0
     assert slow["proxy"] == {
@@ -158,6 +162,7 @@ def test_report_renders_every_arm_and_draws_the_plots(tmp_path: Path) -> None:
     text = report.render(document, summary, names)
     assert "| `fast` | 100 / 116 / 120 (n=3)" in text
     assert "×4.50" in text  # first ghost, fast against plain
+    assert "1000 (25%)" in text  # prompt tokens, prefix-cached share
     assert "none" in text  # plain's at-pause p90: the ghost never came
     assert "hole-1" in text and "![latency-cdf.png](latency-cdf.png)" in text
     assert command._finite({"a": [math.inf, 1.0]}) == {"a": [None, 1.0]}

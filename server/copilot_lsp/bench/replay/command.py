@@ -46,6 +46,12 @@ def add_parser(benches: Any) -> None:
     replay.add_argument("--repeats", type=int, default=2)
     replay.add_argument("--seed", type=int, default=17)
     replay.add_argument(
+        "--pause-s",
+        type=float,
+        default=1.0,
+        help="median thinking pause of the typist (seconds; 0.3-4 s drawn around it)",
+    )
+    replay.add_argument(
         "--corpus",
         action="append",
         default=[],
@@ -144,6 +150,7 @@ def run(args: argparse.Namespace) -> str:
 
 def _measure(args: argparse.Namespace) -> dict[str, Any]:
     from copilot_lsp.bench.replay.run import Plan, run_replay
+    from copilot_lsp.bench.replay.schedule import TypingModel
     from copilot_lsp.bench.replay.sessions import KINDS, heldout_files, pick_sessions
 
     if args.sessions < 1 or args.repeats < 1:
@@ -161,7 +168,11 @@ def _measure(args: argparse.Namespace) -> dict[str, Any]:
         endpoints[name] = url
     files = heldout_files(args.corpus or ["stdlib"])
     sessions = pick_sessions(files, args.sessions, args.seed, kinds)
-    plan = Plan(sessions, repeats=args.repeats, seed=args.seed)
+    if not 0.3 <= args.pause_s <= 4.0:
+        raise CopilotLspError("--pause-s must lie in [0.3, 4]")
+    plan = Plan(
+        sessions, repeats=args.repeats, seed=args.seed, typing=TypingModel(pause_s=args.pause_s)
+    )
     return run_replay(arms, plan, endpoints=endpoints)
 
 

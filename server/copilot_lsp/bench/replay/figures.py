@@ -166,6 +166,15 @@ def tokens(
     return out
 
 
+def prefill(engine: dict[str, Any]) -> dict[str, Any]:
+    """Prompt tokens the engine was sent and the share its prefix cache already held: a
+    prompt that changes near its start on every keystroke is prefilled whole each time."""
+    sent, cached = engine.get("prompt_tokens"), engine.get("prompt_tokens_cached")
+    if sent is None or cached is None:
+        return {"prompt_tokens": None, "cached": None, "cached_share": None}
+    return {"prompt_tokens": sent, "cached": cached, "cached_share": _share(cached, sent)}
+
+
 def _share(part: float, whole: float) -> float | None:
     return round(part / whole, 4) if whole else None
 
@@ -182,6 +191,7 @@ def summarise_run(run: dict[str, Any]) -> dict[str, Any]:
         "proxy": proxy(records),
         "accepts": accepts(records, run["typed_chars"], run["accepted_chars"]),
         "tokens": tokens(records, run["completions"], run["engine"].get("generation_tokens")),
+        "prefill": prefill(run["engine"]),
         "spec_decode": run["engine"].get("spec_decode"),
     }
 
@@ -225,6 +235,9 @@ def _pooled_engine(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "generation_tokens": None if None in generated else sum(g or 0 for g in generated),
         "spec_decode": None,
     }
+    for name in ("prompt_tokens", "prompt_tokens_cached"):
+        values = [run["engine"].get(name) for run in runs]
+        engine[name] = None if None in values else sum(v or 0 for v in values)
     if counters and all(c is not None for c in counters):
         drafts = sum(c["drafts"] for c in counters if c)
         draft_tokens = sum(c["draft_tokens"] for c in counters if c)

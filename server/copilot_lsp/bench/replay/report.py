@@ -182,6 +182,7 @@ def render(data: dict[str, Any], summary: dict[str, Any], plots: list[str]) -> s
                 "wasted (engine)",
                 "acceptance",
                 "mean accepted length",
+                "prompt tokens (prefix-cached)",
             ]
         ),
     ]
@@ -198,6 +199,7 @@ def render(data: dict[str, Any], summary: dict[str, Any], plots: list[str]) -> s
                     _engine_wasted(tokens),
                     _share(spec.get("acceptance_rate")),
                     spec.get("mean_accepted_length") or "–",
+                    _prefill(figures.get("prefill") or {}),
                 ]
             )
         )
@@ -258,6 +260,12 @@ def _triple(spread: dict[str, Any]) -> str:
 
 def _pair(spread: dict[str, Any]) -> str:
     return f"{_ms(spread['p50'])} / {_ms(spread['p90'])}"
+
+
+def _prefill(prefill: dict[str, Any]) -> str:
+    if prefill.get("prompt_tokens") is None:
+        return "–"
+    return f"{prefill['prompt_tokens']} ({_share(prefill['cached_share'])})"
 
 
 def _engine_wasted(tokens: dict[str, Any]) -> str:

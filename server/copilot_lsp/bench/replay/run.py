@@ -293,6 +293,9 @@ async def _scrape(root: str) -> dict[str, Any] | None:
         return None
     return {
         "generation_tokens": total(samples, "vllm:generation_tokens_total"),
+        # Prefill: every prompt token the engine was asked for, and those its prefix cache had.
+        "prompt_tokens": total(samples, "vllm:prompt_tokens_total"),
+        "prompt_tokens_cached": total(samples, "vllm:prefix_cache_hits_total"),
         "spec": SpecDecodeCounters.from_samples(samples),
     }
 
@@ -301,7 +304,13 @@ def _engine_delta(
     before: dict[str, Any] | None, after: dict[str, Any] | None, scripted_requests: int | None
 ) -> dict[str, Any]:
     if before is None or after is None:
-        return {"generation_tokens": None, "spec_decode": None, "requests": scripted_requests}
+        return {
+            "generation_tokens": None,
+            "prompt_tokens": None,
+            "prompt_tokens_cached": None,
+            "spec_decode": None,
+            "requests": scripted_requests,
+        }
     old, new = before["spec"], after["spec"]
     delta = SpecDecodeCounters(
         drafts=new.drafts - old.drafts,
@@ -314,6 +323,8 @@ def _engine_delta(
     )
     return {
         "generation_tokens": int(after["generation_tokens"] - before["generation_tokens"]),
+        "prompt_tokens": int(after["prompt_tokens"] - before["prompt_tokens"]),
+        "prompt_tokens_cached": int(after["prompt_tokens_cached"] - before["prompt_tokens_cached"]),
         "spec_decode": delta.summary() if delta.drafts else None,
     }
 
