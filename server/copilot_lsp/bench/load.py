@@ -38,6 +38,8 @@ from copilot_lsp.testing.fake_engine import FakeEngine, Reply
 
 WARMUP_SAMPLES = 5
 """RSS samples (1 s apart) taken before the baseline for growth after warm-up."""
+RSS_MINUTE_S = 60.0
+"""Spacing of the per-minute RSS series kept for soaks (`rss_by_minute`)."""
 LINES = [
     "def total_price(items, tax_rate):",
     "    subtotal = sum(item.price * item.quantity for item in items)",
@@ -106,6 +108,8 @@ class LoadReport:
     completion_errors: int = 0
     cheap_latency_ms: list[float] = field(default_factory=list)
     rss_kib: list[int] = field(default_factory=list)
+    rss_by_minute: list[int] = field(default_factory=list)
+    """RSS at the start and after each whole minute of load: a soak's growth curve."""
     server_stats: dict[str, Any] = field(default_factory=dict)
 
 
@@ -214,9 +218,14 @@ async def _cheap_requests(client: LanguageClient, stop: asyncio.Event, out: list
             await asyncio.wait_for(stop.wait(), 0.1)
 
 
-async def _sample_rss(pid: int, stop: asyncio.Event, out: list[int]) -> None:
+async def _sample_rss(pid: int, stop: asyncio.Event, report: LoadReport) -> None:
+    loop = asyncio.get_running_loop()
+    start = loop.time()
     while not stop.is_set():
-        out.append(_rss_kib(pid))
+        value = _rss_kib(pid)
+        report.rss_kib.append(value)
+        if loop.time() - start >= RSS_MINUTE_S * len(report.rss_by_minute):
+            report.rss_by_minute.append(value)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), 1.0)
 
@@ -278,7 +287,7 @@ async def run_load(
         report.rss_kib.append(_rss_kib(pid))
         background = [
             asyncio.ensure_future(_cheap_requests(client, stop, report.cheap_latency_ms)),
-            asyncio.ensure_future(_sample_rss(pid, stop, report.rss_kib)),
+            asyncio.ensure_future(_sample_rss(pid, stop, report)),
         ]
         schedule = typing_schedule(duration_s, rate, documents, seed)
         loop = asyncio.get_running_loop()
@@ -375,6 +384,11 @@ def _summarise(
             "growth": (rss[-1] - rss[0]) if rss else None,
             "after_warmup": warm,
             "growth_after_warmup": (rss[-1] - warm) if rss and warm else None,
+            "by_minute": report.rss_by_minute,
+            # A soak's figure: from the end of its first minute to the end of the run.
+            "growth_after_first_minute": (
+                rss[-1] - report.rss_by_minute[1] if rss and len(report.rss_by_minute) > 1 else None
+            ),
         },
         "outcomes": report.server_stats.get("outcomes"),
     }
@@ -420,6 +434,15 @@ def render(result: dict[str, Any]) -> str:
         ),
         ("outcomes", json.dumps(result.get("outcomes"))),
     ]
+    if len(rss.get("by_minute") or []) > 1:
+        rows.insert(
+            -1,
+            (
+                "RSS each minute",
+                " ".join(str(value) for value in rss["by_minute"])
+                + f" KiB (growth after the first minute {rss['growth_after_first_minute']} KiB)",
+            ),
+        )
     width = max(len(name) for name, _ in rows)
     return "\n".join(f"{name.ljust(width)}  {value}" for name, value in rows)
 
