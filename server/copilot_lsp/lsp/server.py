@@ -14,7 +14,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
-from copilot_lsp import __version__
+from copilot_lsp import __version__, settings_layers
 from copilot_lsp.completion.assembly import OtherDocument, RecentChunk
 from copilot_lsp.completion.pipeline import Suggestion
 from copilot_lsp.completion.streaming import StreamingCompletionService
@@ -27,7 +27,7 @@ from copilot_lsp.errors import ConfigError, DocumentError
 from copilot_lsp.lsp import notifications
 from copilot_lsp.lsp.protocol import CopilotProtocol, serve_stdio
 from copilot_lsp.positions import Encoding, Position, position_at
-from copilot_lsp.settings import Settings, apply_layer_leniently, base_settings
+from copilot_lsp.settings import Settings
 from copilot_lsp.telemetry.recorder import Recorder
 
 logger = logging.getLogger(__name__)
@@ -52,6 +52,7 @@ class CopilotServer(LanguageServer):
         self._engine: Router | None = None
         self._engine_key: tuple[Any, ...] | None = None
         self._closing: set[asyncio.Task[None]] = set()
+        self._said: set[str] = set()
         self.service = StreamingCompletionService(
             self.engine,
             lambda: self.settings,
@@ -91,11 +92,10 @@ class CopilotServer(LanguageServer):
         return chosen if chosen in ("utf-8", "utf-16", "utf-32") else "utf-16"  # type: ignore[return-value]
 
     def load_base_settings(self) -> None:
-        try:
-            self._base = base_settings()
-        except ConfigError as error:
-            self._warn(f"copilot-lsp: {error}; using defaults")
-            self._base = Settings()
+        """The settings file and the environment, merged field by field (settings_layers)."""
+        loaded = settings_layers.load_base()
+        self._base = loaded.settings
+        self.warn_once(loaded.messages)
         self._rebuild_settings()
 
     def set_layer(self, source: str, layer: Any) -> None:
@@ -104,15 +104,20 @@ class CopilotServer(LanguageServer):
         self._rebuild_settings()
 
     def _rebuild_settings(self) -> None:
-        settings = self._base
-        problems: list[str] = []
+        merged = settings_layers.Layered(self._base)
         for source in ("initializationOptions", "workspace/configuration"):
-            settings, dropped = apply_layer_leniently(settings, self._layers.get(source), source)
-            problems += dropped
-        if problems:
-            self._warn("copilot-lsp: invalid settings: " + "; ".join(problems))
-        self.settings = settings
-        self.recorder.configure(settings.telemetry)
+            settings_layers.apply(merged, self._layers.get(source), source)
+        self.warn_once(merged.messages)
+        self.settings = merged.settings
+        self.recorder.configure(merged.settings.telemetry)
+
+    def warn_once(self, messages: list[str]) -> None:
+        """Show each settings message once per session: layers are merged again on every
+        configuration change, and the same mistake should not pop up each time."""
+        for message in messages:
+            if message not in self._said:
+                self._said.add(message)
+                self._warn(f"copilot-lsp: invalid settings: {message}")
 
     def engine(self) -> Router:
         """The engine router for the current settings, rebuilt when they change.
@@ -245,7 +250,7 @@ async def _pull_configuration(ls: CopilotServer) -> None:
     except Exception as error:  # the client may not answer; its settings are optional
         logger.warning("workspace/configuration failed: %s", error)
         return
-    if answer and isinstance(answer[0], dict):
+    if answer:  # null: the client has no such section; anything but an object: a message
         ls.set_layer("workspace/configuration", answer[0])
 
 
@@ -300,15 +305,19 @@ async def inline_completion(
     cursor = Position(params.position.line, params.position.character)
     offset = document.offset(cursor, encoding)
     automatic = params.context.trigger_kind == types.InlineCompletionTriggerKind.Automatic
-    suggestion = await ls.service.complete(
-        document.uri,
-        document.language_id,
-        text,
-        offset,
-        automatic=automatic,
-        line_starts=document.starts,
-        **ls.prompt_context(document),
-    )
+    try:
+        suggestion = await ls.service.complete(
+            document.uri,
+            document.language_id,
+            text,
+            offset,
+            automatic=automatic,
+            line_starts=document.starts,
+            **ls.prompt_context(document),
+        )
+    except ConfigError as error:  # e.g. a broken model family file: one message, no traceback
+        ls.warn_once([str(error)])
+        return types.InlineCompletionList(items=[])
     if suggestion is None:
         return types.InlineCompletionList(items=[])
     return types.InlineCompletionList(items=[_item(suggestion, text, encoding)])
