@@ -230,6 +230,15 @@ def main(argv: list[str] | None = None) -> int:
     except CopilotLspError as error:
         print(f"copilot-lsp: {error}", file=sys.stderr)
         return 1
+    except ModuleNotFoundError as error:  # an optional extra (torch, vLLM…) is not installed
+        from copilot_lsp.extras import missing_extra
+
+        words = [args.command, getattr(args, "action", None) or getattr(args, "bench", None)]
+        missing = missing_extra(error, " ".join(w for w in words if w))
+        if missing is None:
+            raise
+        print(f"copilot-lsp: {missing}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
     raise AssertionError(f"unhandled command {args.command}")
