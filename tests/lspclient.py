@@ -13,7 +13,7 @@ from typing import Any
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from copilot_lsp.lsp.driver import plain
+from copilot_lsp.client.driver import plain
 
 SERVER = [sys.executable, "-m", "copilot_lsp", "--stdio"]
 

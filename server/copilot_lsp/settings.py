@@ -2,8 +2,8 @@
 
 Precedence, lowest first: defaults < the settings file (TOML) < environment variables
 (`COPILOT_LSP_<SECTION>_<FIELD>`, e.g. `COPILOT_LSP_ENGINE_URL`) < LSP initializationOptions
-< LSP workspace/configuration (section `copilot`). Editors send camelCase keys; files and the
-environment may use snake_case; both are accepted everywhere.
+< LSP workspace/configuration (section `copilotLsp`; lsp/configuration.py). Editors send
+camelCase keys; files and the environment may use snake_case; both are accepted everywhere.
 """
 
 from __future__ import annotations
@@ -116,16 +116,22 @@ class CompletionSettings(_Section):
 
 
 class PromptSettings(_Section):
-    family: str = "smollm2"
-    """Prompt template and stop sequences: a file name in configs/models (e.g. `qwen2.5-coder`,
-    `qwen2.5-coder-repo`, `starcoder2`, `deepseek-coder`, `codellama`, `codestral`)."""
+    family: str | None = None
+    """Prompt template and stop sequences: a file name in configs/models (`qwen2.5-coder`,
+    `qwen2.5-coder-repo`, `starcoder2`, `deepseek-coder`, `codellama`, `codestral`, `smollm2`,
+    `prefix-only`). Unset: the family that fits the model the engine serves (`/v1/models`),
+    confirmed with its tokenizer; `prefix-only` for a model no family fits."""
     stop: list[str] = Field(default_factory=list)
     """Stop sequences sent to the engine on top of the family's own."""
     max_tokens: int = Field(default=1024, ge=64, le=32_768)
     """Token budget of the whole prompt: prefix window, suffix window and snippets."""
     tokenizer: Path | None = None
-    """A `tokenizer.json` for exact token counts. Unset: the embedded model's tokenizer when
-    the embedded engine is the one in use, otherwise an estimate from characters."""
+    """A `tokenizer.json` for exact token counts. Unset: the served model's own when the
+    engine reads it from this machine (the embedded engine), else the engine's `/tokenize`,
+    else an estimate from characters."""
+    tokenize_deadline_ms: float = Field(default=25.0, ge=0, le=1000)
+    """With counts from the engine's `/tokenize`: the longest a completion waits for lines not
+    counted yet (they are estimated meanwhile and exact from the next keystroke on)."""
     snippets: bool = True
     """Add imports, enclosing definitions' headers and definitions of names used near the
     cursor (from this and other open documents) when the budget allows."""
@@ -173,20 +179,6 @@ def settings_file() -> Path:
     """`$COPILOT_LSP_SETTINGS_FILE`, else `settings.toml` in the user config dir."""
     override = os.environ.get("COPILOT_LSP_SETTINGS_FILE")
     return Path(override).expanduser() if override else paths.config_dir() / "settings.toml"
-
-
-def base_settings() -> Settings:
-    """Defaults < settings file < environment; raises ConfigError naming what is wrong.
-
-    For callers that must not run on a partly ignored configuration; the server merges the
-    same layers leniently instead (settings_layers.load_base) and reports what it dropped.
-    """
-    from copilot_lsp.settings_layers import load_base
-
-    loaded = load_base()
-    if loaded.problems:
-        raise ConfigError("; ".join(loaded.problems))
-    return loaded.settings
 
 
 def apply_layer(settings: Settings, layer: Mapping[str, Any] | None, source: str) -> Settings:

@@ -30,6 +30,7 @@ from typing import Any, get_args, get_origin
 from pydantic import BaseModel
 
 from copilot_lsp import paths
+from copilot_lsp.errors import ConfigError
 from copilot_lsp.settings import Settings, _snake_keys, apply_layer_leniently, settings_file
 
 ENV_PREFIX = "COPILOT_LSP_"
@@ -65,6 +66,18 @@ def load_base(environ: Mapping[str, str] | None = None) -> Layered:
     for name, layer in _environment_layers(os.environ if environ is None else environ, result):
         apply(result, layer, name)
     return result
+
+
+def base_settings() -> Settings:
+    """Defaults < settings file < environment; raises ConfigError naming what is wrong.
+
+    For callers that must not run on a partly ignored configuration; the server merges the
+    same layers leniently instead (`load_base`) and reports what it dropped.
+    """
+    loaded = load_base()
+    if loaded.problems:
+        raise ConfigError("; ".join(loaded.problems))
+    return loaded.settings
 
 
 def base_messages() -> list[str]:

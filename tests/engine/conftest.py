@@ -11,9 +11,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from copilot_lsp.engine import launcher
 from copilot_lsp.engine.metrics import parse_metrics, total
-from copilot_lsp.engine.profiles import load_profile
+from copilot_lsp.serving import launcher
+from copilot_lsp.serving.profiles import load_profile
 
 
 @dataclass(frozen=True)

@@ -19,15 +19,15 @@ from typing import Any
 
 import pytest
 
-from copilot_lsp.engine import prepare
-from copilot_lsp.engine.prepare import (
+from copilot_lsp.errors import LauncherError
+from copilot_lsp.serving import prepare
+from copilot_lsp.serving.prepare import (
     EMBEDDED_MODEL,
     MARKER_FILE,
     is_prepared,
     model_dir,
     prepare_embedded_model,
 )
-from copilot_lsp.errors import LauncherError
 
 pytestmark = pytest.mark.engine
 
@@ -122,7 +122,7 @@ def test_second_call_imports_neither_torch_nor_transformers(prepared: Prepared) 
     code = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from copilot_lsp.engine.prepare import prepare_embedded_model\n"
+        "from copilot_lsp.serving.prepare import prepare_embedded_model\n"
         f"prepare_embedded_model('bfloat16', cache_root=Path({str(prepared.root)!r}))\n"
         "print(sorted(m for m in ('torch', 'transformers', 'gguf') if m in sys.modules))\n"
     )

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from copilot_lsp.documents import DocumentStore, Edit
+from copilot_lsp.context.documents import DocumentStore, Edit
 from copilot_lsp.errors import DocumentError
 from copilot_lsp.positions import Position
 

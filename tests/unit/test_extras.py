@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from copilot_lsp import cli
+from copilot_lsp.cli import draft
+from copilot_lsp.cli.main import main
 
 
 def hide(monkeypatch: pytest.MonkeyPatch, *modules: str) -> None:
@@ -24,7 +25,7 @@ def test_draft_train_without_torch_names_the_extra(
 ) -> None:
     hide(monkeypatch, "torch")
     argv = ["draft", "train", "--method", "eagle", "--target", str(tmp_path), "--out", "out"]
-    assert cli.main(argv) == 1
+    assert main(argv) == 1
     err = capsys.readouterr().err.strip()
     assert err == "copilot-lsp: draft train needs torch: pip install 'copilot-lsp[engine-cpu]'"
 
@@ -33,6 +34,6 @@ def test_a_missing_module_of_no_extra_is_still_a_bug(monkeypatch: pytest.MonkeyP
     def broken(args: object) -> int:
         raise ModuleNotFoundError("No module named 'nothing_we_ship'", name="nothing_we_ship")
 
-    monkeypatch.setattr(cli, "_draft", broken)
+    monkeypatch.setattr(draft, "run", broken)
     with pytest.raises(ModuleNotFoundError):
-        cli.main(["draft", "fingerprint", "x"])
+        main(["draft", "fingerprint", "x"])

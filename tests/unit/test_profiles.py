@@ -1,4 +1,4 @@
-"""Unit tests for copilot_lsp.engine.profiles: profile validation and the vLLM command."""
+"""Unit tests for copilot_lsp.serving.profiles: profile validation and the vLLM command."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from copilot_lsp.engine.profiles import Profile, available_profiles, load_profile
 from copilot_lsp.errors import ConfigError
+from copilot_lsp.serving.profiles import Profile, available_profiles, load_profile
 
 REPO_CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 

@@ -47,11 +47,11 @@ def test_a_wrong_typed_file_field_costs_only_that_field(
     monkeypatch.setenv("COPILOT_LSP_ENGINE_URL", ENV_URL)
     server = CopilotServer()
     shown = popups(server, monkeypatch)
-    server.load_base_settings()
-    assert server.settings.engine.url == ENV_URL  # the environment still applies
-    assert server.settings.engine.model == "file-model"  # and the file's other fields
-    assert server.settings.completion.max_lines == 5
-    assert server.settings.completion.debounce_ms == 40  # the bad one: the default
+    server.layers.load_base()
+    assert server.layers.current.engine.url == ENV_URL  # the environment still applies
+    assert server.layers.current.engine.model == "file-model"  # and the file's other fields
+    assert server.layers.current.completion.max_lines == 5
+    assert server.layers.current.completion.debounce_ms == 40  # the bad one: the default
     assert len(shown) == 1
     assert "completion.debounce_ms" in shown[0] and str(settings_path) in shown[0]
 
@@ -110,9 +110,9 @@ def test_an_unknown_prompt_family_lists_the_known_ones(
     settings_path.write_text('[prompt]\nfamily = "qwen2.5-coder"\n', encoding="utf-8")
     server = CopilotServer()
     shown = popups(server, monkeypatch)
-    server.load_base_settings()
+    server.layers.load_base()
     server.set_layer("initializationOptions", {"prompt": {"family": "qwen-coder"}})
-    assert server.settings.prompt.family == "qwen2.5-coder"  # the layer below still applies
+    assert server.layers.current.prompt.family == "qwen2.5-coder"  # the layer below still applies
     [message] = shown
     assert "unknown model family 'qwen-coder'" in message
     assert "smollm2" in message and "starcoder2" in message
@@ -122,7 +122,7 @@ def test_an_unknown_prompt_family_lists_the_known_ones(
 def test_each_message_reaches_the_editor_once(monkeypatch: pytest.MonkeyPatch) -> None:
     server = CopilotServer()
     shown = popups(server, monkeypatch)
-    server.load_base_settings()
+    server.layers.load_base()
     bad: dict[str, Any] = {"completion": {"maxTokens": "many", "temprature": 0.1}}
     for _ in range(3):  # every configuration change merges the layers again
         server.set_layer("workspace/configuration", bad)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from copilot_lsp.engine.profiles import available_profiles, load_profile
+from copilot_lsp.serving.profiles import available_profiles, load_profile
 from copilot_lsp.settings import EngineSettings
 
 REPO = Path(__file__).resolve().parents[2]

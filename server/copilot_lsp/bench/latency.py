@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from copilot_lsp.lsp.driver import EditorSession, item_id
+from copilot_lsp.client.driver import EditorSession, item_id
 from copilot_lsp.telemetry.stats import format_table, stage_table
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from copilot_lsp.bench.safim import Task, edit_similarity, exact_match, load_tasks
 from copilot_lsp.bench.sandbox import UnitTest, passes
-from copilot_lsp.lsp.driver import EditorSession, item_id
+from copilot_lsp.client.driver import EditorSession, item_id
 from copilot_lsp.positions import position_at
 
 MODES: dict[str, dict[str, Any]] = {

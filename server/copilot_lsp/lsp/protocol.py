@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
+from cattrs import Converter
 from cattrs.errors import ClassValidationError
 from lsprotocol import types
 from pygls.exceptions import (
@@ -79,10 +80,14 @@ class Rejected:
 class CopilotProtocol(LanguageServerProtocol):
     """LanguageServerProtocol that answers malformed requests instead of dropping them."""
 
-    on_bad_change: BadChangeListener | None = None
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self,
+        server: LanguageServer,
+        converter: Converter,
+        on_bad_change: BadChangeListener | None = None,
+    ) -> None:
+        super().__init__(server, converter)
+        self.on_bad_change = on_bad_change
         self.replies = PendingReplies()
         self._reported: set[str] = set()
 

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import ssl
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +51,11 @@ class FakeEngine:
         self.default = Reply()
         self.requests: list[Received] = []
         self.models = ["fake-model"]
+        self.roots: dict[str, str] = {}
+        """`/v1/models` roots by model id (vLLM's weights path or repository id)."""
+        self.tokenize: Callable[[str], int] | None = None
+        """Answers `/tokenize` with this count of the prompt; None: 404 (not vLLM)."""
+        self.tokenized: list[str] = []
         self.metrics_text = ""
         """What /metrics answers (Prometheus text format)."""
         self.other_paths: list[str] = []
@@ -59,6 +65,7 @@ class FakeEngine:
         self.keep_bodies = True
         """False: record requests without their bodies (long runs, many prompts)."""
         self._server: asyncio.Server | None = None
+        self._connections: set[asyncio.StreamWriter] = set()
         self.port = 0
         self.scheme = "http"
 
@@ -80,18 +87,24 @@ class FakeEngine:
         return self
 
     async def stop(self) -> None:
+        """Stop listening and drop every open connection, kept-alive ones too (as a real
+        engine's restart does; otherwise a pooled connection would still be answered)."""
         if self._server is not None:
             self._server.close()
+            for writer in list(self._connections):
+                writer.close()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 2)
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._connections.add(writer)
         try:
             while await self._one_request(reader, writer):
                 pass
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
+            self._connections.discard(writer)
             with contextlib.suppress(Exception):
                 writer.close()
 
@@ -109,7 +122,23 @@ class FakeEngine:
         length = int(headers.get("content-length", "0"))
         body = json.loads(await reader.readexactly(length)) if length else {}
         if path.endswith("/models"):
-            payload = json.dumps({"data": [{"id": m} for m in self.models]}).encode()
+            entries = [
+                {"id": m, **({"root": self.roots[m]} if m in self.roots else {})}
+                for m in self.models
+            ]
+            payload = json.dumps({"data": entries}).encode()
+            writer.write(_head(200, "application/json", len(payload)) + payload)
+            await writer.drain()
+            return True
+        if path == "/tokenize":
+            prompt = str(body.get("prompt", ""))
+            self.tokenized.append(prompt)
+            if self.tokenize is None:
+                writer.write(_head(404, "text/plain", 0))
+                await writer.drain()
+                return True
+            count = self.tokenize(prompt)
+            payload = json.dumps({"count": count, "tokens": list(range(count))}).encode()
             writer.write(_head(200, "application/json", len(payload)) + payload)
             await writer.drain()
             return True

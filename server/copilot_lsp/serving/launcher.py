@@ -19,12 +19,12 @@ from typing import Any
 import httpx
 
 from copilot_lsp import paths
-from copilot_lsp.engine.drafts import prepare_draft
 from copilot_lsp.engine.metrics import SpecDecodeCounters, parse_metrics, total
 from copilot_lsp.engine.monitor import Scrape, window_between
-from copilot_lsp.engine.profiles import Profile
 from copilot_lsp.engine.state import EngineState, clear_state, pid_alive, read_state, write_state
 from copilot_lsp.errors import LauncherError
+from copilot_lsp.serving.drafts import install_draft
+from copilot_lsp.serving.profiles import Profile
 
 _TCMALLOC = Path("/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4")
 
@@ -34,7 +34,7 @@ def model_path_for(profile: Profile, log: Callable[[str], None]) -> str:
     dtype = profile.embedded_dtype
     if dtype is None:
         return profile.model.source
-    from copilot_lsp.engine.prepare import prepare_embedded_model
+    from copilot_lsp.serving.prepare import prepare_embedded_model
 
     if dtype not in ("bfloat16", "float32"):
         raise LauncherError(f"profile {profile.name}: embedded models come in bfloat16 or float32")
@@ -69,7 +69,7 @@ def engine_up(
 ) -> EngineState:
     """Start the profile's engine and wait until /health answers; reuse a healthy one.
 
-    A draft trained for another target is refused (see engine/drafts.py) unless
+    A draft trained for another target is refused (see serving/drafts.py) unless
     `allow_draft_mismatch`.
     """
     port = port or profile.server.port
@@ -86,7 +86,7 @@ def engine_up(
     if health(root, timeout=1.0):
         raise LauncherError(f"port {port} is already serving another engine; use --port N")
     model_path = model_path_for(profile, log)
-    draft_path = prepare_draft(profile, model_path, allow_mismatch=allow_draft_mismatch, log=log)
+    draft_path = install_draft(profile, model_path, allow_mismatch=allow_draft_mismatch, log=log)
     log_path = paths.state_dir() / f"engine-{port}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     argv = profile.command(model_path, port, draft_path)

@@ -16,10 +16,10 @@ from typing import Any
 import httpx
 from tqdm import tqdm
 
-from copilot_lsp.bench.engine.prompts import Prompt
-from copilot_lsp.bench.engine.runner import Cell, Plan, run_profile_cells
-from copilot_lsp.engine import launcher
-from copilot_lsp.engine.profiles import Profile, load_profile
+from copilot_lsp.bench.decoding.prompts import Prompt
+from copilot_lsp.bench.decoding.runner import Cell, Plan, run_profile_cells
+from copilot_lsp.serving import launcher
+from copilot_lsp.serving.profiles import Profile, load_profile
 
 
 def with_capacity(profile: Profile, sequences: int) -> Profile:

@@ -12,7 +12,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-from copilot_lsp.lsp.server import STATS_REQUEST
+from copilot_lsp.lsp.methods import STATS_REQUEST
 
 LANGUAGE_IDS = {
     ".py": "python",

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from copilot_lsp.draft import embedded
 from copilot_lsp.draft.fingerprint import FINGERPRINT_KEY, target_fingerprint
-from copilot_lsp.engine.profiles import Profile
 from copilot_lsp.errors import ConfigError, LauncherError
+from copilot_lsp.serving.profiles import Profile
 
 logger = logging.getLogger(__name__)
 _DRAFT_METHODS = ("eagle", "eagle3", "medusa")
@@ -32,7 +32,7 @@ def draft_path_for(profile: Profile, target: str) -> str | None:
     return spec.model
 
 
-def prepare_draft(
+def install_draft(
     profile: Profile,
     target: str,
     *,

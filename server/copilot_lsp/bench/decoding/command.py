@@ -16,10 +16,13 @@ DATA = "results.json"
 SUMMARY = "summary.json"
 
 
-def add_parser(benches: Any) -> None:
+def add_parser(
+    benches: Any, formatter_class: type[argparse.HelpFormatter] = argparse.HelpFormatter
+) -> None:
     engine = benches.add_parser(
         "engine",
         help="EAGLE vs Medusa vs n-gram vs plain: tokens/s, latency, acceptance; report + plots",
+        formatter_class=formatter_class,
     )
     engine.add_argument(
         "--profiles", default=DEFAULT_PROFILES, help="comma-separated; plain decoding among them"
@@ -74,7 +77,7 @@ def _ints(text: str) -> list[int]:
 
 def run(args: argparse.Namespace) -> str:
     """Measure (or reload), then write the report folder; returns the report's text."""
-    from copilot_lsp.bench.engine import claims, markdown, plots, report, roofline
+    from copilot_lsp.bench.decoding import claims, markdown, plots, report, roofline
 
     out: Path = args.out
     if args.report_only:
@@ -100,9 +103,9 @@ def run(args: argparse.Namespace) -> str:
 
 
 def _measure(args: argparse.Namespace) -> dict[str, Any]:
-    from copilot_lsp.bench.engine.prompts import SETS, prompt_sets
-    from copilot_lsp.bench.engine.run import run_benchmark
-    from copilot_lsp.bench.engine.runner import Plan
+    from copilot_lsp.bench.decoding.prompts import SETS, prompt_sets
+    from copilot_lsp.bench.decoding.run import run_benchmark
+    from copilot_lsp.bench.decoding.runner import Plan
 
     profiles = [name.strip() for name in args.profiles.split(",") if name.strip()]
     sets = [name.strip() for name in args.prompts.split(",") if name.strip()]

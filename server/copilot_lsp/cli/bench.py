@@ -1,0 +1,172 @@
+"""`copilot-lsp bench …`: the benchmarks; each prints a table and can write its JSON report."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from copilot_lsp.bench.decoding import command as decoding
+from copilot_lsp.cli.output import HelpFormatter
+from copilot_lsp.errors import CopilotLspError
+
+
+def add_parser(commands: Any) -> None:
+    bench = commands.add_parser(
+        "bench", help="benchmarks (tables + JSON)", formatter_class=HelpFormatter
+    )
+    benches = bench.add_subparsers(dest="bench", metavar="BENCH", required=True)
+    latency = benches.add_parser(
+        "latency",
+        help="N completions at one cursor through the real server",
+        formatter_class=HelpFormatter,
+    )
+    latency.add_argument("file", type=Path)
+    latency.add_argument("--line", type=int, required=True, help="1-based line")
+    latency.add_argument("--col", type=int, required=True, help="1-based column (UTF-16)")
+    latency.add_argument("-n", "--count", type=int, default=20)
+    latency.add_argument("--json", type=Path, help="write the full report here")
+    decoding.add_parser(benches, HelpFormatter)
+
+    context = benches.add_parser(
+        "context",
+        help="parse and context-build latency on large real files",
+        formatter_class=HelpFormatter,
+    )
+    context.add_argument("files", type=Path, nargs="*", help="default: large stdlib modules")
+    context.add_argument("-n", "--samples", type=int, default=300)
+    context.add_argument("--json", type=Path, help="write the full report here")
+    quality = benches.add_parser(
+        "quality",
+        help="SAFIM Python subsets through the real server, with and without filters",
+        formatter_class=HelpFormatter,
+    )
+    quality.add_argument("--data", type=Path, help="folder with SAFIM's *.jsonl.gz")
+    quality.add_argument("--subsets", default="block,control,api")
+    quality.add_argument("--limit", type=int, default=30, help="tasks per subset")
+    quality.add_argument("--modes", default="pipeline,plain")
+    quality.add_argument("--engine-url", help="default: the settings' engine")
+    quality.add_argument("--json", type=Path, help="write the full report here")
+
+    load = benches.add_parser(
+        "load",
+        help="replayed typing over stdio: engine requests, in-flight, latency, RSS",
+        formatter_class=HelpFormatter,
+    )
+    load.add_argument("--duration", type=float, default=60.0, help="seconds of typing")
+    load.add_argument("--rate", type=float, default=50.0, help="keystrokes per second")
+    load.add_argument("--documents", type=int, default=10, help="open documents")
+    load.add_argument("--max-inflight", type=int, help="completion.max_inflight for the run")
+    load.add_argument("--debounce-ms", type=int, help="completion.debounce_ms for the run")
+    load.add_argument("--engine-url", help="a real engine (default: the scripted one, loopback)")
+    load.add_argument("--quick", action="store_true", help="10 s instead of --duration")
+    load.add_argument("--json", type=Path, help="write the full report here")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.bench == "engine":
+        print(decoding.run(args))
+        return 0
+    if args.bench == "context":
+        return _context(args)
+    if args.bench == "quality":
+        return _quality(args)
+    if args.bench == "load":
+        return _load(args)
+    return _latency(args)
+
+
+def _latency(args: argparse.Namespace) -> int:
+    from copilot_lsp.bench.latency import render, run_latency_bench, write_report
+
+    if args.line < 1 or args.col < 1 or args.count < 1:
+        raise CopilotLspError("--line, --col and --count must be positive")
+    if not args.file.is_file():
+        raise CopilotLspError(f"no such file: {args.file}")
+    report = asyncio.run(
+        run_latency_bench(
+            args.file.absolute(),
+            args.file.read_text(encoding="utf-8"),
+            args.line - 1,
+            args.col - 1,
+            args.count,
+        )
+    )
+    print(render(report))
+    if args.json:
+        write_report(report, args.json)
+        print(f"report written to {args.json}")
+    return 0
+
+
+def _load(args: argparse.Namespace) -> int:
+    from copilot_lsp.bench.load import render, run_load, write_report
+
+    if args.duration <= 0 or args.rate <= 0 or args.documents < 1:
+        raise CopilotLspError("--duration, --rate and --documents must be positive")
+    completion: dict[str, Any] = {}
+    if args.max_inflight is not None:
+        completion["maxInflight"] = args.max_inflight
+    if args.debounce_ms is not None:
+        completion["debounceMs"] = args.debounce_ms
+    options: dict[str, Any] = {"telemetry": {"enableLog": False}}
+    if completion:
+        options["completion"] = completion
+    result = asyncio.run(
+        run_load(
+            duration_s=10.0 if args.quick else args.duration,
+            rate=args.rate,
+            documents=args.documents,
+            engine_url=args.engine_url,
+            options=options,
+        )
+    )
+    print(render(result))
+    if args.json:
+        write_report(result, args.json)
+        print(f"report written to {args.json}")
+    return 0
+
+
+def _context(args: argparse.Namespace) -> int:
+    from copilot_lsp.bench import context
+
+    files = args.files or context.default_files()
+    missing = [str(path) for path in files if not path.is_file()]
+    if missing or not files:
+        raise CopilotLspError(f"no such file: {', '.join(missing) or 'no files given'}")
+    report = context.run_context_bench(files, args.samples)
+    print(context.render(report))
+    if args.json:
+        context.write(report, args.json)
+        print(f"report written to {args.json}")
+    return 0
+
+
+def _quality(args: argparse.Namespace) -> int:
+    from copilot_lsp.bench import quality
+    from copilot_lsp.bench.safim import SUBSETS, find_data_dir
+
+    data = args.data or find_data_dir(Path.cwd())
+    if data is None or not data.is_dir():
+        raise CopilotLspError("SAFIM data not found: pass --data DIR (shared/eval/safim)")
+    subsets = [s for s in args.subsets.split(",") if s]
+    modes = [m for m in args.modes.split(",") if m]
+    unknown = [s for s in subsets if s not in SUBSETS] + [
+        m for m in modes if m not in quality.MODES
+    ]
+    if unknown:
+        raise CopilotLspError(f"unknown subset or mode: {', '.join(unknown)}")
+    with tempfile.TemporaryDirectory(prefix="copilot-lsp-safim-") as folder:
+        report = asyncio.run(
+            quality.run_quality_bench(
+                data, subsets, args.limit, modes, args.engine_url, Path(folder)
+            )
+        )
+    print(quality.render(report))
+    if args.json:
+        quality.write(report, args.json)
+        print(f"report written to {args.json}")
+    return 0
