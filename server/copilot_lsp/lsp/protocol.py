@@ -122,6 +122,26 @@ class CopilotProtocol(LanguageServerProtocol):
     ) -> Iterator[Any]:
         yield from self._user_handler(types.TEXT_DOCUMENT_DID_CLOSE, params)
 
+    def _execute_handler(
+        self,
+        msg_id: MsgId,
+        handler: Callable[..., Any],
+        callback: Callable[[Any], None],
+        args: tuple[Any, ...] | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        """pygls files the future of every generator, async or threaded handler under
+        `msg_id` in `_request_futures`, and only a request's reply removes it again: for a
+        notification (a made-up id nobody can cancel) the entry stayed forever. Every
+        didChange is one (a generator, above): ~3 KiB held per keystroke, 184 MiB over a
+        30-minute soak. A notification's entry now goes when its handler is done."""
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)
+        if callback != self._check_handler_result:  # a request: its reply removes the entry
+            return
+        future = self._request_futures.get(msg_id)
+        if future is not None:
+            future.add_done_callback(lambda _: self._request_futures.pop(msg_id, None))
+
     def _user_handler(self, method: str, params: Any) -> Iterator[Any]:
         handler = self.fm.features.get(method)
         if handler is not None:
