@@ -21,6 +21,7 @@ payloads: they may hold source code. A `textDocument/didChange` that cannot be a
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import re
@@ -132,11 +133,14 @@ class CopilotProtocol(LanguageServerProtocol):
     ) -> None:
         """pygls files the future of every generator, async or threaded handler under
         `msg_id` in `_request_futures`, and only a request's reply removes it again: for a
-        notification (a made-up id nobody can cancel) the entry stayed forever. Every
-        didChange is one (a generator, above): ~3 KiB held per keystroke, 184 MiB over a
-        30-minute soak. A notification's entry now goes when its handler is done."""
+        notification, or a step of a generator handler (made-up ids nobody can cancel), the
+        entry stayed forever. Every didChange is one (a generator, above): ~3 KiB held per
+        keystroke, 184 MiB over a 30-minute soak. Such an entry now goes when it is done."""
         super()._execute_handler(msg_id, handler, callback, args, kwargs)
-        if callback != self._check_handler_result:  # a request: its reply removes the entry
+        replies = isinstance(callback, functools.partial) and (
+            callback.func == self._send_handler_result
+        )
+        if replies:  # a client's request: sending its reply removes the entry
             return
         future = self._request_futures.get(msg_id)
         if future is not None:
