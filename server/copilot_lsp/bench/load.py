@@ -310,8 +310,3 @@ def render(result: dict[str, Any]) -> str:
 def _cap(result: dict[str, Any]) -> Any:
     completion = (result.get("settings") or {}).get("completion") or {}
     return completion.get("maxInflight", "default")
-
-
-def write_report(result: dict[str, Any], out: Path) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2), encoding="utf-8")
