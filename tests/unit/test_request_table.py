@@ -32,7 +32,7 @@ class Sink:
 
 def live_futures() -> int:
     gc.collect()
-    return sum(isinstance(o, concurrent.futures.Future) for o in gc.get_objects())
+    return sum(type(o) is concurrent.futures.Future for o in gc.get_objects())
 
 
 def serve() -> CopilotServer:
