@@ -76,3 +76,40 @@ async def test_typing_leaves_nothing_behind_in_the_request_table() -> None:
     assert ls.service.workspace.documents.get(URI).text == typed  # every edit was applied
     assert len(ls.protocol._request_futures) == 0
     assert live_futures() - before < 20  # was one per keystroke
+
+
+class Replies:
+    def __init__(self) -> None:
+        self.sent: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.sent.append(data)
+
+    def close(self) -> None:
+        pass
+
+
+async def test_shutdown_with_a_notification_still_running_is_answered() -> None:
+    """pygls' `shutdown` cancels what is in the table while iterating over it; taking a
+    cancelled entry out from its done-callback changed the table under that loop."""
+    ls = CopilotServer()
+    release = asyncio.Event()
+
+    async def slow_change(params: types.DidChangeTextDocumentParams) -> None:
+        await release.wait()
+
+    ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)(slow_change)
+    replies = Replies()
+    ls.protocol.set_writer(replies)
+    send(ls, {"id": 1, "method": "initialize", "params": {"capabilities": {}}})
+    at = {"line": 0, "character": 0}
+    send(ls, {"method": "textDocument/didChange", "params": {
+        "textDocument": {"uri": URI, "version": 2},
+        "contentChanges": [{"range": {"start": at, "end": at}, "text": "x"}],
+    }})  # fmt: skip
+    await asyncio.sleep(0.01)
+    send(ls, {"id": 2, "method": "shutdown", "params": None})
+    await asyncio.sleep(0.05)
+    release.set()
+    answer = [m for m in replies.sent if b'"id": 2' in m or b'"id":2' in m]
+    assert answer and b'"error"' not in answer[0], replies.sent[-1]

@@ -144,7 +144,14 @@ class CopilotProtocol(LanguageServerProtocol):
             return
         future = self._request_futures.get(msg_id)
         if future is not None:
-            future.add_done_callback(lambda _: self._request_futures.pop(msg_id, None))
+            future.add_done_callback(functools.partial(self._forget_handler, msg_id))
+
+    def _forget_handler(self, msg_id: MsgId, future: Any) -> None:
+        # A cancelled one was already taken out ($/cancelRequest pops before it cancels), or
+        # is being cancelled by pygls' `shutdown` while it iterates over the table: removing
+        # it here would change the table under that loop.
+        if not future.cancelled():
+            self._request_futures.pop(msg_id, None)
 
     def _user_handler(self, method: str, params: Any) -> Iterator[Any]:
         handler = self.fm.features.get(method)
