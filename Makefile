@@ -90,20 +90,20 @@ fmt: setup
 	$(BIN)/ruff check --fix server tests
 
 bench-context: setup ## parse and context-build latency on large stdlib files
-	$(BIN)/copilot-lsp bench context --json docs/benchmarks/context.json
+	$(BIN)/copilot-lsp bench context --out docs/benchmarks/context.json
 
 bench-quality: setup ## SAFIM Python subsets through the server, with and without filters (own engine, port 8411)
 	COPILOT_LSP_STATE_DIR=$(CURDIR)/.bench-state $(BIN)/copilot-lsp engine up --profile $(PROFILE) --port 8411
 	COPILOT_LSP_STATE_DIR=$(CURDIR)/.bench-state $(BIN)/copilot-lsp bench quality --limit 20 \
-		--engine-url http://127.0.0.1:8411/v1 --json docs/benchmarks/quality-safim-python.json; \
+		--engine-url http://127.0.0.1:8411/v1 --out docs/benchmarks/quality-safim-python.json; \
 	status=$$?; COPILOT_LSP_STATE_DIR=$(CURDIR)/.bench-state $(BIN)/copilot-lsp engine down; exit $$status
 
 bench-latency: setup ## 20 completions of the sample file through the LSP (after make engine-up)
 	$(BIN)/copilot-lsp bench latency $(SAMPLE) --line $(SAMPLE_LINE) --col $(SAMPLE_COL) -n 20 \
-		--json docs/benchmarks/latency-$(PROFILE).json
+		--out docs/benchmarks/latency-$(PROFILE).json
 
 bench-load: setup ## 60 s of replayed typing (50 keys/s, 10 documents) against the scripted engine
-	$(BIN)/copilot-lsp bench load --json docs/benchmarks/load-scripted.json
+	$(BIN)/copilot-lsp bench load --out docs/benchmarks/load-scripted.json
 
 bench-engine: setup ## EAGLE vs Medusa vs n-gram vs plain, 3 repeats: report + plots in docs/benchmarks/engine
 	$(BIN)/copilot-lsp bench engine --out docs/benchmarks/engine
