@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import ssl
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +34,9 @@ class Reply:
     """Extra response headers (e.g. `Retry-After` on a 429 or 503)."""
     tail: bytes = b""
     """Raw bytes written just before a `cut_after` cut (half an event, half a UTF-8 char)."""
+    gate: Callable[[int], Awaitable[object]] | None = None
+    """Awaited before event `index` goes out: holds the stream until the test has seen what it
+    waits for (an event, not a delay that a busy host may not honour)."""
 
 
 @dataclass
@@ -168,6 +172,8 @@ class FakeEngine:
                     writer.write(reply.tail)
                     await writer.drain()
                     return  # connection closes without [DONE]
+                if reply.gate is not None:
+                    await reply.gate(index)
                 await asyncio.sleep(reply.delay_s)
                 if reader.at_eof():  # the client closed its side: it stopped listening
                     received.disconnected = True
