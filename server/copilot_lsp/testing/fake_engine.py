@@ -56,6 +56,10 @@ class FakeEngine:
         self.models = ["fake-model"]
         self.metrics_text = ""
         """What /metrics answers (Prometheus text format)."""
+        self.metrics: Callable[[], str] | None = None
+        """If set, called for each /metrics request instead (counters that move)."""
+        self.scrapes = 0
+        """/metrics requests answered."""
         self.other_paths: list[str] = []
         self.open_now = 0
         self.peak_open = 0
@@ -122,7 +126,8 @@ class FakeEngine:
             await writer.drain()
             return True
         if path == "/metrics":
-            payload = self.metrics_text.encode()
+            self.scrapes += 1
+            payload = (self.metrics() if self.metrics else self.metrics_text).encode()
             writer.write(_head(200, "text/plain", len(payload)) + payload)
             await writer.drain()
             return True
