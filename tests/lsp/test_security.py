@@ -11,6 +11,7 @@ import ssl
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -23,6 +24,7 @@ from copilot_lsp.engine.tls import verify_option
 from copilot_lsp.errors import ConfigError, EngineUnavailable
 from copilot_lsp.settings import EngineSettings
 from copilot_lsp.testing.fake_engine import FakeEngine, Reply
+from tests.lsp.conftest import FakeSession as Session
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -87,6 +89,44 @@ async def test_turning_verification_off_works_and_warns(
         assert await client.list_models() == ["fake-model"]
     finally:
         await client.aclose()
+
+
+# --- TLS through the server, configured the way users configure it -------------------------
+
+
+async def tls_completion(
+    session: Session, engine: FakeEngine, engine_options: dict[str, Any]
+) -> list[str | None]:
+    engine.default = Reply(chunks=["over_tls"])
+    await session.initialize({"engine": engine_options}, engine_url=engine.url)
+    uri = session.open("x = \n")
+    return [i.insert_text for i in await session.complete(uri, 0, 4)]
+
+
+async def test_engine_ca_file_setting_trusts_a_private_ca(
+    session: Session, tls_engine: FakeEngine, ca: trustme.CA, tmp_path: Path
+) -> None:
+    bundle = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(bundle))
+    assert await tls_completion(session, tls_engine, {"caFile": str(bundle)}) == ["over_tls"]
+    assert len(tls_engine.requests) == 1
+
+
+async def test_a_self_signed_engine_is_refused_by_default(
+    session: Session, tls_engine: FakeEngine
+) -> None:
+    assert await tls_completion(session, tls_engine, {}) == []
+    assert tls_engine.requests == []  # the handshake failed: no prompt left the server
+    stats = await session.stats()
+    assert stats["outcomes"] == {"error": 1}
+    assert "CERTIFICATE_VERIFY_FAILED" in stats["recent"][-1]["error"]
+
+
+async def test_tls_verify_false_setting_accepts_a_self_signed_engine(
+    session: Session, tls_engine: FakeEngine
+) -> None:
+    assert await tls_completion(session, tls_engine, {"tlsVerify": False}) == ["over_tls"]
+    assert len(tls_engine.requests) == 1
 
 
 # --- a whole server run, watched ----------------------------------------------------------
