@@ -149,8 +149,9 @@ function scenarios.keys()
   local full = os.getenv("COPILOT_E2E_EXPECT")
   H.result.before_next = suggestion_text()
   H.type("<M-]>")
+  -- The answer itself, not only its streamed preview: <M-[> before the answer would ask again.
   H.wait_until(function()
-    return suggestion_text() == full
+    return answered() and suggestion_text() == full
   end, "the suggestion <M-]> asked for")
   H.type("<M-[>")
   H.result.after_prev = suggestion_text()
