@@ -12,6 +12,7 @@ PROFILE ?= local-cpu
 # registry's sdist (it has no wheel) with these build tools in the venv.
 SUFFIX_BUILD_TOOLS := nanobind==2.9.2 cmake ninja
 ARCTIC_INFERENCE := arctic-inference==0.3.0
+VSCODE := editor-extensions/vscode
 
 .PHONY: help setup demo test test-unit test-lsp test-engine lint fmt bench-latency bench-load \
 	engine-up engine-down \
@@ -48,8 +49,10 @@ demo: setup ## start the embedded engine and complete in the sample file through
 	$(BIN)/copilot-lsp complete $(SAMPLE) --line $(SAMPLE_LINE) --col $(SAMPLE_COL)
 	@echo "The engine keeps running for your editor; 'make engine-down' stops it."
 
-test: setup ## the whole suite: unit, LSP over stdio, real vLLM engine
-	$(BIN)/pytest -q -ra tests
+test: setup $(VSCODE)/node_modules/.package-lock.json ## the whole suite: pytest tiers + VS Code node tests, a count line per tier
+	@status=0; $(BIN)/pytest -q -ra tests || status=$$?; \
+	(cd $(VSCODE) && npm test --silent) || status=$$?; \
+	exit $$status
 
 test-unit: setup
 	$(BIN)/pytest -q tests/unit
@@ -65,8 +68,6 @@ test-editors: setup ## the Neovim plugin in real headless Neovim 0.12-dev and 0.
 
 bench-neovim: setup ## keystroke-to-first-ghost-text in real Neovim, embedded engine on port 8310
 	$(BIN)/python editor-extensions/neovim/bench/first_ghost.py -n 20
-
-VSCODE := editor-extensions/vscode
 
 $(VSCODE)/node_modules/.package-lock.json: $(VSCODE)/package.json $(VSCODE)/package-lock.json
 	cd $(VSCODE) && npm ci --no-audit --no-fund

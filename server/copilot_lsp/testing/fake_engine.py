@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import json
 import ssl
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +34,9 @@ class Reply:
     """Extra response headers (e.g. `Retry-After` on a 429 or 503)."""
     tail: bytes = b""
     """Raw bytes written just before a `cut_after` cut (half an event, half a UTF-8 char)."""
+    gate: Callable[[int], Awaitable[object]] | None = None
+    """Awaited before event `index` goes out: holds the stream until the test has seen what it
+    waits for (an event, not a delay that a busy host may not honour)."""
 
 
 @dataclass
@@ -58,6 +61,10 @@ class FakeEngine:
         self.tokenized: list[str] = []
         self.metrics_text = ""
         """What /metrics answers (Prometheus text format)."""
+        self.metrics: Callable[[], str] | None = None
+        """If set, called for each /metrics request instead (counters that move)."""
+        self.scrapes = 0
+        """/metrics requests answered."""
         self.other_paths: list[str] = []
         self.open_now = 0
         self.peak_open = 0
@@ -147,7 +154,8 @@ class FakeEngine:
             await writer.drain()
             return True
         if path == "/metrics":
-            payload = self.metrics_text.encode()
+            self.scrapes += 1
+            payload = (self.metrics() if self.metrics else self.metrics_text).encode()
             writer.write(_head(200, "text/plain", len(payload)) + payload)
             await writer.drain()
             return True
@@ -197,6 +205,8 @@ class FakeEngine:
                     writer.write(reply.tail)
                     await writer.drain()
                     return  # connection closes without [DONE]
+                if reply.gate is not None:
+                    await reply.gate(index)
                 await asyncio.sleep(reply.delay_s)
                 if reader.at_eof():  # the client closed its side: it stopped listening
                     received.disconnected = True
