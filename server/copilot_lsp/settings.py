@@ -2,8 +2,8 @@
 
 Precedence, lowest first: defaults < the settings file (TOML) < environment variables
 (`COPILOT_LSP_<SECTION>_<FIELD>`, e.g. `COPILOT_LSP_ENGINE_URL`) < LSP initializationOptions
-< LSP workspace/configuration (section `copilot`). Editors send camelCase keys; files and the
-environment may use snake_case; both are accepted everywhere.
+< LSP workspace/configuration (section `copilotLsp`; lsp/configuration.py). Editors send
+camelCase keys; files and the environment may use snake_case; both are accepted everywhere.
 """
 
 from __future__ import annotations
@@ -16,12 +16,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from pydantic.alias_generators import to_camel
-from pydantic_settings import (
-    BaseSettings,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-    TomlConfigSettingsSource,
-)
 
 from copilot_lsp import paths
 from copilot_lsp.errors import ConfigError
@@ -122,16 +116,22 @@ class CompletionSettings(_Section):
 
 
 class PromptSettings(_Section):
-    family: str = "smollm2"
-    """Prompt template and stop sequences: a file name in configs/models (e.g. `qwen2.5-coder`,
-    `qwen2.5-coder-repo`, `starcoder2`, `deepseek-coder`, `codellama`, `codestral`)."""
+    family: str | None = None
+    """Prompt template and stop sequences: a file name in configs/models (`qwen2.5-coder`,
+    `qwen2.5-coder-repo`, `starcoder2`, `deepseek-coder`, `codellama`, `codestral`, `smollm2`,
+    `prefix-only`). Unset: the family that fits the model the engine serves (`/v1/models`),
+    confirmed with its tokenizer; `prefix-only` for a model no family fits."""
     stop: list[str] = Field(default_factory=list)
     """Stop sequences sent to the engine on top of the family's own."""
     max_tokens: int = Field(default=1024, ge=64, le=32_768)
     """Token budget of the whole prompt: prefix window, suffix window and snippets."""
     tokenizer: Path | None = None
-    """A `tokenizer.json` for exact token counts. Unset: the embedded model's tokenizer when
-    the embedded engine is the one in use, otherwise an estimate from characters."""
+    """A `tokenizer.json` for exact token counts. Unset: the served model's own when the
+    engine reads it from this machine (the embedded engine), else the engine's `/tokenize`,
+    else an estimate from characters."""
+    tokenize_deadline_ms: float = Field(default=25.0, ge=0, le=1000)
+    """With counts from the engine's `/tokenize`: the longest a completion waits for lines not
+    counted yet (they are estimated meanwhile and exact from the next keystroke on)."""
     snippets: bool = True
     """Add imports, enclosing definitions' headers and definitions of names used near the
     cursor (from this and other open documents) when the budget allows."""
@@ -179,44 +179,6 @@ def settings_file() -> Path:
     """`$COPILOT_LSP_SETTINGS_FILE`, else `settings.toml` in the user config dir."""
     override = os.environ.get("COPILOT_LSP_SETTINGS_FILE")
     return Path(override).expanduser() if override else paths.config_dir() / "settings.toml"
-
-
-class _SourcedSettings(BaseSettings, Settings):
-    """Settings read from the file and the environment; only used by `base_settings`."""
-
-    model_config = SettingsConfigDict(
-        env_prefix="COPILOT_LSP_",
-        env_nested_delimiter="_",
-        env_nested_max_split=1,
-        case_sensitive=False,
-        extra="ignore",
-    )
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        toml = TomlConfigSettingsSource(settings_cls, toml_file=settings_file())
-        return (init_settings, env_settings, toml)
-
-
-def base_settings() -> Settings:
-    """Defaults < settings file < environment; raises ConfigError naming the bad field."""
-    path = settings_file()
-    try:
-        sourced = _SourcedSettings()
-    except ValidationError as error:
-        raise ConfigError(
-            f"invalid settings (file {path} or COPILOT_LSP_* environment): {_describe(error)}"
-        ) from None
-    except (OSError, ValueError) as error:
-        raise ConfigError(f"cannot read settings file {path}: {error}") from None
-    return Settings.model_validate(sourced.model_dump())
 
 
 def apply_layer(settings: Settings, layer: Mapping[str, Any] | None, source: str) -> Settings:

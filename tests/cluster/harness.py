@@ -20,10 +20,10 @@ from pathlib import Path
 
 import httpx
 
-from copilot_lsp.engine import launcher
-from copilot_lsp.engine.drafts import prepare_draft
 from copilot_lsp.engine.metrics import parse_metrics, total
-from copilot_lsp.engine.profiles import load_profile
+from copilot_lsp.serving import launcher
+from copilot_lsp.serving.drafts import prepare_draft
+from copilot_lsp.serving.profiles import load_profile
 from copilot_lsp.serving.vllm_router import ROUTER_FLAGS
 
 API_KEY = "cluster-test-key"

@@ -22,11 +22,11 @@ from copilot_lsp.draft.embedded import shipped_dir
 from copilot_lsp.draft.export import MEDUSA_HEADS, SIDECAR
 from copilot_lsp.draft.fingerprint import FINGERPRINT_KEY, target_fingerprint
 from copilot_lsp.draft.train import TrainOptions, evaluate_head, run
-from copilot_lsp.engine import launcher
 from copilot_lsp.engine.metrics import SpecDecodeCounters, parse_metrics
-from copilot_lsp.engine.prepare import prepare_embedded_model
-from copilot_lsp.engine.profiles import Profile
 from copilot_lsp.errors import ConfigError
+from copilot_lsp.serving import launcher
+from copilot_lsp.serving.prepare import prepare_embedded_model
+from copilot_lsp.serving.profiles import Profile
 from tests.engine.conftest import _free_port
 
 pytestmark = [pytest.mark.engine, pytest.mark.timeout(900)]

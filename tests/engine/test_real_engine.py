@@ -15,8 +15,8 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from copilot_lsp.engine import launcher
-from copilot_lsp.engine.profiles import load_profile
+from copilot_lsp.serving import launcher
+from copilot_lsp.serving.profiles import load_profile
 from tests.conftest import REPO
 from tests.engine.conftest import RealEngine
 from tests.lspclient import server_session
@@ -139,19 +139,30 @@ def test_complete_command_prints_a_suggestion_and_its_latency(
     assert report["timeline"]["ms"]["first_token"] > 0
 
 
-def test_prompt_token_counts_match_the_engine_tokenizer(real_engine: RealEngine) -> None:
-    """The budget counts with the embedded model's own tokenizer.json: same as vLLM's."""
+async def test_prompt_token_counts_match_the_engine_tokenizer(real_engine: RealEngine) -> None:
+    """With no prompt settings the served model picks the family (SmolLM2: prefix only) and the
+    budget counts with its own tokenizer.json, found where the engine reads the weights:
+    the same counts as vLLM's."""
     import httpx
 
-    from copilot_lsp.completion.pipeline import default_prompt_tools
-    from copilot_lsp.settings import Settings
+    from copilot_lsp.completion.prompt_format import PromptFormats
+    from copilot_lsp.engine.client import EngineClient
+    from copilot_lsp.settings import PromptSettings
 
-    _, counter = default_prompt_tools(Settings())
+    client = EngineClient(real_engine.url)
+    try:
+        chosen = await PromptFormats().resolve(PromptSettings(), client)
+    finally:
+        await client.aclose()
+    assert chosen.template.name == "smollm2"
+    assert chosen.origin == "served model"
+    counter = chosen.counter
     assert counter.exact, counter.source
     sample = SAMPLE.read_text()
-    answer = httpx.post(
-        f"{real_engine.root}/tokenize",
-        json={"model": "smollm2-135m", "prompt": sample, "add_special_tokens": False},
-        timeout=30,
-    ).json()
+    async with httpx.AsyncClient(timeout=30) as http:
+        response = await http.post(
+            f"{real_engine.root}/tokenize",
+            json={"model": "smollm2-135m", "prompt": sample, "add_special_tokens": False},
+        )
+    answer = response.json()
     assert counter.count(sample) == answer["count"]

@@ -94,7 +94,7 @@ async def test_golden(case: Case) -> None:
     if "max_lines" in case.options:
         overrides["completion"]["max_lines"] = int(case.options["max_lines"])
     settings = Settings.model_validate(overrides)
-    service = CompletionService(lambda: engine, lambda: settings)
+    service = CompletionService(engine, lambda: settings)
     language = LANGUAGES[case.language]
     syntax = SyntaxTree.for_language(language, text)
     suggestion = await service.complete(

@@ -11,11 +11,11 @@ from typing import Any
 import httpx
 import pytest
 
-from copilot_lsp.bench.engine import claims, command, report
-from copilot_lsp.bench.engine.prompts import Prompt
-from copilot_lsp.bench.engine.run import with_capacity
-from copilot_lsp.bench.engine.runner import MIXED, CellSpec, Plan, run_cell
-from copilot_lsp.engine.profiles import load_profile
+from copilot_lsp.bench.decoding import claims, command, report
+from copilot_lsp.bench.decoding.prompts import Prompt
+from copilot_lsp.bench.decoding.run import with_capacity
+from copilot_lsp.bench.decoding.runner import MIXED, CellSpec, Plan, run_cell
+from copilot_lsp.serving.profiles import load_profile
 from copilot_lsp.testing.fake_engine import FakeEngine, Reply
 
 PROMPTS = [
@@ -251,7 +251,7 @@ def test_running_endpoints_are_benchmarked_repeat_by_repeat(tmp_path: Path) -> N
     import asyncio
     import threading
 
-    from copilot_lsp.bench.engine.run import run_benchmark
+    from copilot_lsp.bench.decoding.run import run_benchmark
 
     # Two scripted engines stand for two profiles already running; they live on their own
     # event loop because run_benchmark drives its own.

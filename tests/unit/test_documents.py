@@ -1,10 +1,10 @@
-"""Unit tests for copilot_lsp.documents: the open-document store and incremental edits."""
+"""Unit tests for copilot_lsp.context.documents: the open-document store and incremental edits."""
 
 from __future__ import annotations
 
 import pytest
 
-from copilot_lsp.documents import DocumentStore, Edit
+from copilot_lsp.context.documents import DocumentStore, Edit
 from copilot_lsp.errors import DocumentError
 from copilot_lsp.positions import Position
 

@@ -10,10 +10,10 @@ import torch
 from safetensors.torch import save_file
 
 from copilot_lsp.draft.fingerprint import FINGERPRINT_KEY, target_fingerprint
-from copilot_lsp.engine import launcher
-from copilot_lsp.engine.drafts import check_draft, draft_path_for, recorded_fingerprint
-from copilot_lsp.engine.profiles import Profile
 from copilot_lsp.errors import ConfigError, LauncherError
+from copilot_lsp.serving import launcher
+from copilot_lsp.serving.drafts import check_draft, draft_path_for, recorded_fingerprint
+from copilot_lsp.serving.profiles import Profile
 
 CONFIG = {
     "model_type": "llama",

@@ -19,7 +19,7 @@ def service_for(
     states: list[tuple[bool, str]] = []
     chosen = settings or Settings()
     service = CompletionService(
-        lambda: engine,
+        engine,
         lambda: chosen,
         on_timeline=timelines.append,
         on_engine_state=lambda healthy, message: states.append((healthy, message)),
@@ -114,7 +114,7 @@ async def test_debounce_applies_to_automatic_requests_only() -> None:
     async def sleep(seconds: float) -> None:
         slept.append(seconds)
 
-    service = CompletionService(lambda: engine, lambda: settings, sleep=sleep)
+    service = CompletionService(engine, lambda: settings, sleep=sleep)
     await service.complete("file:///a.py", "python", "a = \n", 4, automatic=True)
     assert slept == [0.15]
     await service.complete("file:///a.py", "python", "a = \n", 4, automatic=False)

@@ -1,4 +1,4 @@
-"""Unit tests for copilot_lsp.completion.prompt: the line window and prompt rendering."""
+"""Unit tests for copilot_lsp.completion.window: the line window and prompt rendering."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from copilot_lsp.completion.prompt import cursor_context
+from copilot_lsp.completion.window import cursor_context
 
 LINES = [f"line{i} = {i}" for i in range(10)]
 TEXT = "\n".join(LINES)

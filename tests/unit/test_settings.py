@@ -16,8 +16,8 @@ from copilot_lsp.settings import (
     CompletionSettings,
     Settings,
     apply_layer,
-    base_settings,
 )
+from copilot_lsp.settings_layers import base_settings
 
 SECRET = "sk-very-secret-0123456789"
 
@@ -107,7 +107,7 @@ def test_defaults_without_file_or_env(clean_env: Path) -> None:
     assert settings.engine.api_key is None
     assert settings.completion.debounce_ms == 40
     assert settings.completion.max_tokens == 128
-    assert settings.prompt.family == "smollm2"
+    assert settings.prompt.family is None  # the served model decides (completion/families.py)
     assert DEFAULT_ENGINE_URL.endswith("/v1")
 
 

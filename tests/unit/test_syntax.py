@@ -6,9 +6,9 @@ import random
 
 import pytest
 
+from copilot_lsp.context.documents import DocumentStore, Edit
 from copilot_lsp.context.languages import grammar, supported_languages
 from copilot_lsp.context.syntax import SyntaxTree, error_count
-from copilot_lsp.documents import DocumentStore, Edit
 from copilot_lsp.positions import position_at
 
 SOURCES = {

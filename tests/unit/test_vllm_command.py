@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from copilot_lsp.cli import main
-from copilot_lsp.engine.profiles import available_profiles, load_profile
+from copilot_lsp.serving.profiles import available_profiles, load_profile
 from copilot_lsp.serving.vllm_command import (
     API_KEY_ENV,
     EnvRef,

@@ -7,7 +7,6 @@ Targets (issue 3): context build p99 <= 10 ms after the first parse, incremental
 
 from __future__ import annotations
 
-import json
 import platform
 import random
 import re
@@ -17,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from copilot_lsp.completion.assembly import Limits, OtherDocument, PromptRequest, build_prompt
-from copilot_lsp.completion.pipeline import default_prompt_tools
+from copilot_lsp.completion.budget import TokenCounter
+from copilot_lsp.completion.templates import load_template
+from copilot_lsp.context.documents import Document, DocumentStore, Edit
 from copilot_lsp.context.index import DefinitionIndex
-from copilot_lsp.documents import Document, DocumentStore, Edit
+from copilot_lsp.models import embedded_tokenizer
 from copilot_lsp.positions import position_at
 from copilot_lsp.settings import Settings
 from copilot_lsp.telemetry.stats import percentile
@@ -78,7 +79,8 @@ def run_context_bench(files: list[Path], samples: int = 200, seed: int = 7) -> d
     store = DocumentStore()
     index = DefinitionIndex(deadline_ms=1000.0)
     settings = Settings()
-    template, counter = default_prompt_tools(settings)
+    # The embedded model's format and tokenizer: what `make demo` completes with.
+    template, counter = load_template("smollm2"), TokenCounter(embedded_tokenizer())
     limits = Limits(
         max_tokens=settings.prompt.max_tokens,
         prefix_lines=settings.completion.prefix_lines,
@@ -165,8 +167,3 @@ def render(report: dict[str, Any]) -> str:
         )
     lines.append(f"token counts: {report['tokenizer']}")
     return "\n".join(lines)
-
-
-def write(report: dict[str, Any], out: Path) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2), encoding="utf-8")

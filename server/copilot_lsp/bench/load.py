@@ -1,8 +1,8 @@
 """Load: replay realistic typing against the real server over stdio, measure what it costs.
 
-The editor side is scripted like VS Code: every keystroke is a `didChange` (one character
-inserted at the cursor) followed by an automatic `textDocument/inlineCompletion` at the new
-cursor, and the previous completion request of that document is cancelled
+The editor side (client/typing.py) is scripted like VS Code: every keystroke is a `didChange`
+(one character inserted at the cursor) followed by an automatic `textDocument/inlineCompletion`
+at the new cursor, and the previous completion request of that document is cancelled
 (`$/cancelRequest`). Keystrokes arrive at `rate` per second on average, in bursts (fast runs
 on one document) and calmer stretches, spread over `documents` open files; a seeded random
 generator makes runs repeatable. Meanwhile a second stream of cheap requests
@@ -23,33 +23,18 @@ import os
 import platform
 import random
 import statistics
-import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lsprotocol import types
-from pygls.lsp.client import LanguageClient
-
-from copilot_lsp.lsp.driver import plain
-from copilot_lsp.lsp.server import STATS_REQUEST
+from copilot_lsp.client.typing import TypingEditor
+from copilot_lsp.lsp.methods import STATS_REQUEST
 from copilot_lsp.testing.fake_engine import FakeEngine, Reply
 
 WARMUP_SAMPLES = 5
 """RSS samples (1 s apart) taken before the baseline for growth after warm-up."""
-LINES = [
-    "def total_price(items, tax_rate):",
-    "    subtotal = sum(item.price * item.quantity for item in items)",
-    "    return round(subtotal * (1 + tax_rate), 2)",
-    "class Inventory:",
-    "    def __init__(self):",
-    "        self.items = {}",
-    "    def add(self, name, count=1):",
-    "        self.items[name] = self.items.get(name, 0) + count",
-    "for index, value in enumerate(values):",
-    "    print(index, value)",
-]
+RSS_MINUTE_S = 60.0
+"""Spacing of the per-minute RSS series kept for soaks (`rss_by_minute`)."""
 
 
 @dataclass
@@ -85,18 +70,6 @@ def typing_schedule(
 
 
 @dataclass
-class _Doc:
-    uri: str
-    text: str
-    line: int = 0
-    column: int = 0
-    source_line: int = 0
-    source_column: int = 0
-    version: int = 1
-    pending: str | None = None
-
-
-@dataclass
 class LoadReport:
     keystrokes: int = 0
     duration_s: float = 0.0
@@ -106,6 +79,8 @@ class LoadReport:
     completion_errors: int = 0
     cheap_latency_ms: list[float] = field(default_factory=list)
     rss_kib: list[int] = field(default_factory=list)
+    rss_by_minute: list[int] = field(default_factory=list)
+    """RSS at the start and after each whole minute of load: a soak's growth curve."""
     server_stats: dict[str, Any] = field(default_factory=dict)
 
 
@@ -120,103 +95,21 @@ def _rss_kib(pid: int) -> int:
     return 0
 
 
-class _Editor:
-    """The scripted editor: documents, keystrokes, cancellation of stale requests."""
-
-    def __init__(self, client: LanguageClient, root: Path, documents: int) -> None:
-        self.client = client
-        self.docs = [_Doc((root / f"module_{i}.py").as_uri(), "") for i in range(documents)]
-        self.report = LoadReport(documents=documents)
-        self._ids = 0
-        self._waiting: set[asyncio.Future[Any]] = set()
-
-    def open_all(self) -> None:
-        for doc in self.docs:
-            self.client.text_document_did_open(
-                types.DidOpenTextDocumentParams(
-                    types.TextDocumentItem(doc.uri, "python", doc.version, doc.text)
-                )
-            )
-
-    def keystroke(self, doc: _Doc) -> None:
-        source = LINES[doc.source_line % len(LINES)]
-        if doc.source_column < len(source):
-            typed = source[doc.source_column]
-            doc.source_column += 1
-        else:
-            typed = "\n"
-            doc.source_line += 1
-            doc.source_column = 0
-        position = types.Position(doc.line, doc.column)
-        doc.version += 1
-        doc.text += typed
-        if typed == "\n":
-            doc.line, doc.column = doc.line + 1, 0
-        else:
-            doc.column += 1
-        self.client.text_document_did_change(
-            types.DidChangeTextDocumentParams(
-                types.VersionedTextDocumentIdentifier(version=doc.version, uri=doc.uri),
-                [
-                    types.TextDocumentContentChangePartial(
-                        range=types.Range(position, position), text=typed
-                    )
-                ],
-            )
-        )
-        if doc.pending is not None:  # the editor drops the stale request, as VS Code does
-            self.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=doc.pending))
-        self._ids += 1
-        msg_id = f"load-{self._ids}"
-        doc.pending = msg_id
-        params = types.InlineCompletionParams(
-            context=types.InlineCompletionContext(
-                trigger_kind=types.InlineCompletionTriggerKind.Automatic
-            ),
-            text_document=types.TextDocumentIdentifier(doc.uri),
-            position=types.Position(doc.line, doc.column),
-        )
-        future = asyncio.wrap_future(
-            self.client.protocol.send_request(
-                types.TEXT_DOCUMENT_INLINE_COMPLETION, params, msg_id=msg_id
-            )
-        )
-        self._waiting.add(future)
-        future.add_done_callback(lambda done: self._answered(doc, msg_id, done))
-        self.report.keystrokes += 1
-
-    def _answered(self, doc: _Doc, msg_id: str, future: asyncio.Future[Any]) -> None:
-        self._waiting.discard(future)
-        if doc.pending == msg_id:
-            doc.pending = None
-        if future.cancelled():
-            return
-        error = future.exception()
-        if error is not None:
-            self.report.completion_errors += 1  # -32800 for the cancelled ones
-            return
-        self.report.completions_answered += 1
-        result = future.result()
-        if result is not None and getattr(result, "items", None):
-            self.report.completions_with_items += 1
-
-    async def drain(self, timeout_s: float) -> None:
-        if self._waiting:
-            await asyncio.wait(set(self._waiting), timeout=timeout_s)
-
-
-async def _cheap_requests(client: LanguageClient, stop: asyncio.Event, out: list[float]) -> None:
+async def _cheap_requests(editor: TypingEditor, stop: asyncio.Event, out: list[float]) -> None:
     while not stop.is_set():
-        started = time.perf_counter()
-        await client.protocol.send_request_async(STATS_REQUEST, {})
-        out.append((time.perf_counter() - started) * 1000.0)
+        out.append(await editor.timed_stats())
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), 0.1)
 
 
-async def _sample_rss(pid: int, stop: asyncio.Event, out: list[int]) -> None:
+async def _sample_rss(pid: int, stop: asyncio.Event, report: LoadReport) -> None:
+    loop = asyncio.get_running_loop()
+    start = loop.time()
     while not stop.is_set():
-        out.append(_rss_kib(pid))
+        value = _rss_kib(pid)
+        report.rss_kib.append(value)
+        if loop.time() - start >= RSS_MINUTE_S * len(report.rss_by_minute):
+            report.rss_by_minute.append(value)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), 1.0)
 
@@ -251,34 +144,18 @@ async def run_load(
     url = engine_url or (engine.url if engine else "")
     workspace = root or Path.cwd()
     initialization = {"engine": {"url": url}, **(options or {})}
-    client = LanguageClient("copilot-lsp-load", "1")
     base = os.environ if env is None else env
     server_env = {k: v for k, v in base.items() if not k.startswith("COPILOT_LSP_ENGINE")}
-    await client.start_io(sys.executable, "-m", "copilot_lsp", "--stdio", env=server_env)
-    process = getattr(client, "_server", None)
-    pid = int(getattr(process, "pid", 0) or 0)
-    # pygls pipes the server's stderr and never reads it: drain it, or a chatty server blocks.
-    stderr_lines: list[str] = []
-    draining = asyncio.ensure_future(_drain(getattr(process, "stderr", None), stderr_lines))
-    editor = _Editor(client, workspace, documents)
+    report = LoadReport(documents=documents)
     stop = asyncio.Event()
+    editor: TypingEditor | None = None
     try:
-        await client.initialize_async(
-            types.InitializeParams(
-                capabilities=types.ClientCapabilities(),
-                process_id=os.getpid(),
-                root_uri=workspace.as_uri(),
-                initialization_options=initialization,
-            )
-        )
-        client.initialized(types.InitializedParams())
-        editor.open_all()
-        await client.protocol.send_request_async(STATS_REQUEST, {})  # warm: the server is up
-        report = editor.report
-        report.rss_kib.append(_rss_kib(pid))
+        editor = await TypingEditor.start(workspace, documents, initialization, server_env)
+        await editor.stats()  # warm: the server is up
+        report.rss_kib.append(_rss_kib(editor.pid))
         background = [
-            asyncio.ensure_future(_cheap_requests(client, stop, report.cheap_latency_ms)),
-            asyncio.ensure_future(_sample_rss(pid, stop, report.rss_kib)),
+            asyncio.ensure_future(_cheap_requests(editor, stop, report.cheap_latency_ms)),
+            asyncio.ensure_future(_sample_rss(editor.pid, stop, report)),
         ]
         schedule = typing_schedule(duration_s, rate, documents, seed)
         loop = asyncio.get_running_loop()
@@ -287,37 +164,29 @@ async def run_load(
             delay = start + key.at_s - loop.time()
             if delay > 0:
                 await asyncio.sleep(delay)
-            editor.keystroke(editor.docs[key.document])
+            editor.keystroke(key.document)
         await editor.drain(30.0)
         report.duration_s = loop.time() - start
         stop.set()
         await asyncio.gather(*background, return_exceptions=True)
-        report.rss_kib.append(_rss_kib(pid))
-        report.server_stats = plain(await client.protocol.send_request_async(STATS_REQUEST, {}))
+        report.rss_kib.append(_rss_kib(editor.pid))
+        report.server_stats = await editor.stats()
     finally:
         stop.set()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(client.shutdown_async(None), 10.0)
-            client.exit(None)
-            await asyncio.wait_for(client.stop(), 10.0)  # type: ignore[no-untyped-call]
-        if process is not None and process.returncode is None:
-            process.kill()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(draining, 5.0)
+        if editor is not None:
+            await editor.close()
         if engine is not None:
             await engine.stop()
-    result = _summarise(editor.report, engine, url, rate, documents, initialization)
-    result["server_log_warnings"] = sum(" WARNING " in line for line in stderr_lines)
-    result["server_log_errors"] = sum(" ERROR " in line for line in stderr_lines)
+    assert editor is not None  # started, or the exception above has left already
+    counts = editor.counts
+    report.keystrokes = counts.keystrokes
+    report.completions_answered = counts.answered
+    report.completions_with_items = counts.with_items
+    report.completion_errors = counts.failed
+    result = _summarise(report, engine, url, rate, documents, initialization)
+    result["server_log_warnings"] = sum(" WARNING " in line for line in editor.stderr_lines)
+    result["server_log_errors"] = sum(" ERROR " in line for line in editor.stderr_lines)
     return result
-
-
-async def _drain(stream: asyncio.StreamReader | None, lines: list[str]) -> None:
-    if stream is None:
-        return
-    while line := await stream.readline():
-        lines.append(line.decode("utf-8", "replace").rstrip())
-        del lines[:-1000]
 
 
 def _percentile(values: list[float], q: float) -> float | None:
@@ -375,6 +244,11 @@ def _summarise(
             "growth": (rss[-1] - rss[0]) if rss else None,
             "after_warmup": warm,
             "growth_after_warmup": (rss[-1] - warm) if rss and warm else None,
+            "by_minute": report.rss_by_minute,
+            # A soak's figure: from the end of its first minute to the end of the run.
+            "growth_after_first_minute": (
+                rss[-1] - report.rss_by_minute[1] if rss and len(report.rss_by_minute) > 1 else None
+            ),
         },
         "outcomes": report.server_stats.get("outcomes"),
     }
@@ -420,6 +294,15 @@ def render(result: dict[str, Any]) -> str:
         ),
         ("outcomes", json.dumps(result.get("outcomes"))),
     ]
+    if len(rss.get("by_minute") or []) > 1:
+        rows.insert(
+            -1,
+            (
+                "RSS each minute",
+                " ".join(str(value) for value in rss["by_minute"])
+                + f" KiB (growth after the first minute {rss['growth_after_first_minute']} KiB)",
+            ),
+        )
     width = max(len(name) for name, _ in rows)
     return "\n".join(f"{name.ljust(width)}  {value}" for name, value in rows)
 
@@ -427,8 +310,3 @@ def render(result: dict[str, Any]) -> str:
 def _cap(result: dict[str, Any]) -> Any:
     completion = (result.get("settings") or {}).get("completion") or {}
     return completion.get("maxInflight", "default")
-
-
-def write_report(result: dict[str, Any], out: Path) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2), encoding="utf-8")

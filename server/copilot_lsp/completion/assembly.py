@@ -20,9 +20,9 @@ import tree_sitter
 
 from copilot_lsp.completion.alignment import split_trailing_whitespace
 from copilot_lsp.completion.budget import TokenCounter
-from copilot_lsp.completion.prompt import CursorContext
 from copilot_lsp.completion.templates import PromptTemplate, Snippet, comment_leader
-from copilot_lsp.context import snippets as source
+from copilot_lsp.completion.window import CursorContext
+from copilot_lsp.context import snippets
 from copilot_lsp.context.recent import similarity
 from copilot_lsp.positions import line_content
 
@@ -36,7 +36,7 @@ class OtherDocument:
     """An open document that may hold definitions the cursor's code uses."""
 
     path: str
-    definitions: Callable[[], dict[str, list[source.Definition]]]
+    definitions: Callable[[], dict[str, list[snippets.Definition]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +58,7 @@ class PromptRequest:
     path: str
     tree: tree_sitter.Tree | None = None
     """The document's tree, when it matches `text`; None falls back to the plain window."""
-    own_definitions: Callable[[], dict[str, list[source.Definition]]] | None = None
+    own_definitions: Callable[[], dict[str, list[snippets.Definition]]] | None = None
     others: Sequence[OtherDocument] = ()
     recent: Sequence[RecentChunk] = ()
 
@@ -188,12 +188,12 @@ def _skeleton(
     parts: list[str] = []
     imports = [
         statement
-        for statement in source.imports(request.tree, request.language_id, deadline)
+        for statement in snippets.imports(request.tree, request.language_id, deadline)
         if statement
     ]
     headers = [
         header
-        for start_line, header in source.enclosing_headers(
+        for start_line, header in snippets.enclosing_headers(
             request.tree, request.language_id, cursor_byte, deadline
         )
         if start_line < first
@@ -228,8 +228,8 @@ def _definitions(
     counter: TokenCounter,
     deadline: float,
 ) -> tuple[list[Snippet], int]:
-    names = source.names_near(context.prefix[-1500:] + context.line_after_cursor)
-    indexes: list[tuple[str, dict[str, list[source.Definition]]]] = []
+    names = snippets.names_near(context.prefix[-1500:] + context.line_after_cursor)
+    indexes: list[tuple[str, dict[str, list[snippets.Definition]]]] = []
     if request.own_definitions is not None and time.perf_counter() < deadline:
         own = {
             name: [d for d in found if not first <= d.start_line <= last]
@@ -241,7 +241,7 @@ def _definitions(
             break
         indexes.append((other.path, other.definitions()))
     chosen: list[Snippet] = []
-    for path, definition in source.lookup(names, indexes):
+    for path, definition in snippets.lookup(names, indexes):
         if time.perf_counter() > deadline:
             break
         cost = counter.count(definition.header) + 8

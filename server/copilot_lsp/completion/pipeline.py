@@ -8,44 +8,39 @@ engine, whose HTTP stream is then closed so the engine stops generating).
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
-import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from typing import Any
 
 import tree_sitter
 
 from copilot_lsp.completion.admission import Backoff, InflightLimiter
 from copilot_lsp.completion.alignment import WhitespaceAligner
 from copilot_lsp.completion.assembly import (
+    ANCHOR,
     Limits,
     OtherDocument,
     PromptRequest,
     RecentChunk,
     build_prompt,
 )
-from copilot_lsp.completion.budget import TokenCounter
+from copilot_lsp.completion.budget import EngineTokenCounter
 from copilot_lsp.completion.cutting import BlockCutter
-from copilot_lsp.completion.mode import Mode, choose_mode, only_closers
-from copilot_lsp.completion.postprocess import (
-    apply_line_endings,
-    detect_style,
-    normalize_indentation,
-)
-from copilot_lsp.completion.prompt import CursorContext, cursor_context
-from copilot_lsp.completion.templates import PromptTemplate, load_template
+from copilot_lsp.completion.mode import Mode, choose_mode
+from copilot_lsp.completion.postprocess import fit_to_file, replaced_closers
+from copilot_lsp.completion.prompt_format import PromptFormats
+from copilot_lsp.completion.request import DefinitionSource, InlineRequest, inline_request
 from copilot_lsp.completion.typethrough import Shown, TypeThroughCache
-from copilot_lsp.context import snippets as context_snippets
-from copilot_lsp.context.languages import grammar
-from copilot_lsp.context.validate import trim_to_valid_syntax
-from copilot_lsp.engine.prepare import model_dir as embedded_model_dir
+from copilot_lsp.completion.window import CursorContext
 from copilot_lsp.engine.types import CompletionEngine, CompletionRequest
 from copilot_lsp.errors import EngineError
-from copilot_lsp.positions import line_starts as compute_line_starts
-from copilot_lsp.settings import Settings
+from copilot_lsp.models import embedded_tokenizer
+from copilot_lsp.positions import line_content
+from copilot_lsp.settings import CompletionSettings, Settings
 from copilot_lsp.telemetry.timeline import Timeline
 
 logger = logging.getLogger(__name__)
@@ -66,7 +61,6 @@ class Suggestion:
 
 EngineStateListener = Callable[[bool, str], None]
 TimelineSink = Callable[[Timeline], None]
-PromptTools = Callable[[Settings], tuple[PromptTemplate, TokenCounter]]
 PartialSink = Callable[[Suggestion], None]
 """Hears a streaming suggestion's text so far (an insertion at the cursor, not yet final)."""
 
@@ -76,16 +70,17 @@ class CompletionService:
 
     def __init__(
         self,
-        engine: Callable[[], CompletionEngine],
+        engine: CompletionEngine,
         settings: Callable[[], Settings],
         *,
         on_timeline: TimelineSink = lambda timeline: None,
         on_engine_state: EngineStateListener = lambda healthy, message: None,
         clock: Callable[[], float] = time.perf_counter,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-        prompt_tools: PromptTools | None = None,
+        formats: PromptFormats | None = None,
     ) -> None:
-        self._prompt_tools = prompt_tools or default_prompt_tools
+        self.formats = formats or PromptFormats(embedded_tokenizer=embedded_tokenizer)
+        """The prompt format for the engine in use (family, template, token counter)."""
         self.typethrough = TypeThroughCache()
         self._engine = engine
         self._settings = settings
@@ -103,6 +98,17 @@ class CompletionService:
     def inflight(self) -> int:
         return sum(1 for task in self._inflight.values() if not task.done())
 
+    def state(self) -> dict[str, Any]:
+        """Engine health, requests in flight, engine requests open now and at most so far
+        (completion.max_inflight), failures in a row behind the current backoff."""
+        return {
+            "healthy": self.engine_healthy,
+            "inflight": self.inflight,
+            "requests_open": self.slots.active,
+            "requests_open_peak": self.slots.peak,
+            "failures_in_a_row": self.backoff.failures,
+        }
+
     async def complete(
         self,
         uri: str,
@@ -119,27 +125,39 @@ class CompletionService:
         others: Sequence[OtherDocument] = (),
         recent: Sequence[RecentChunk] = (),
     ) -> Suggestion | None:
-        """A suggestion for the cursor at `offset` in `text`, or None.
-
-        `line_starts` are the document's cached line offsets, if the caller has them.
-        `on_partial` hears the suggestion as it grows while tokens arrive (live display).
-        `tree` (the document's parse tree for `text`), `own_definitions` and `others` (open
-        documents' definitions) feed the prompt's snippets; without them the prompt is the
-        plain line window.
-
-        Returns None when superseded by a newer request for `uri`; raises CancelledError
-        when the caller itself is cancelled (`$/cancelRequest`).
-        """
-        settings = self._settings()
-        timeline = Timeline.start(
-            uri, language, "automatic" if automatic else "invoked", self._clock
-        )
-        context = cursor_context(
+        """`serve` the request for the cursor at `offset` in `text` (see `inline_request`)."""
+        request = inline_request(
+            uri,
+            language,
             text,
             offset,
-            settings.completion.prefix_lines,
-            settings.completion.suffix_lines,
-            line_starts,
+            automatic=automatic,
+            options=self._settings().completion,
+            line_starts=line_starts,
+            path=path,
+            tree=tree,
+            own_definitions=own_definitions,
+            others=others,
+            recent=recent,
+        )
+        return await self.serve(request, on_partial)
+
+    async def serve(
+        self, request: InlineRequest, on_partial: PartialSink | None = None
+    ) -> Suggestion | None:
+        """A suggestion for `request`, or None.
+
+        `on_partial` hears the suggestion as it grows while tokens arrive (live display).
+        Returns None when superseded by a newer request for the same document; raises
+        CancelledError when the caller itself is cancelled (`$/cancelRequest`).
+        """
+        settings = self._settings()
+        uri, text, offset = request.uri, request.text, request.offset
+        timeline = Timeline.start(
+            uri,
+            request.language_id,
+            "automatic" if request.automatic else "invoked",
+            self._clock,
         )
         previous = self._inflight.get(uri)
         if previous is not None and not previous.done():
@@ -149,19 +167,10 @@ class CompletionService:
             return self._typed_through(
                 uri, timeline, text, offset, remaining.completion, remaining.end_offset
             )
-        prompt_request = PromptRequest(
-            text=text,
-            offset=offset,
-            starts=line_starts if line_starts is not None else compute_line_starts(text),
-            language_id=language,
-            path=path or uri.rsplit("/", 1)[-1],
-            tree=tree,
-            own_definitions=own_definitions,
-            others=others,
-            recent=recent,
-        )
         task = asyncio.ensure_future(
-            self._run(timeline, context, prompt_request, settings, automatic, on_partial)
+            self._run(
+                timeline, request.window, request.prompt, settings, request.automatic, on_partial
+            )
         )
         self._inflight[uri] = task
         try:
@@ -259,7 +268,14 @@ class CompletionService:
             timeline.finish("backoff", f"the engine failed just before; next try in {pause:.2f} s")
             return None
         offset = prompt_request.offset
-        template, counter = self._prompt_tools(settings)
+        prompt_format = await self.formats.resolve(settings.prompt, self._engine)
+        template = prompt_format.template_for(other_files=bool(prompt_request.others))
+        counter = prompt_format.counter
+        if isinstance(counter, EngineTokenCounter):
+            await counter.prefetch_lines(
+                window_lines(prompt_request, settings.completion),
+                settings.prompt.tokenize_deadline_ms / 1000.0,
+            )
         built = build_prompt(prompt_request, template, counter, _limits(settings))
         context = built.context
         request = CompletionRequest(
@@ -280,7 +296,7 @@ class CompletionService:
             max_lines=options.max_lines,
             filters=options.filters,
         )
-        engine = self._engine()
+        engine = self._engine
         async with self.slots.slot(options.max_inflight):
             timeline.mark("request_sent")
             stream = engine.stream(request)
@@ -308,7 +324,7 @@ class CompletionService:
         timeline.mark("first_line")
         self.backoff.succeeded()
         self._set_engine_state(True, f"engine at {engine.base_url} is answering")
-        completion = _fit_to_file(cutter.text, prompt_request, context, mode, options.filters)
+        completion = fit_to_file(cutter.text, prompt_request, context, mode, options.filters)
         if settings.telemetry.log_source:
             timeline.text = completion
         if not completion.strip():
@@ -333,35 +349,12 @@ class CompletionService:
             self._on_engine_state(healthy, message)
 
 
-def replaced_closers(context: CursorContext, completion: str) -> int:
-    """How many characters right of the cursor the completion replaces.
-
-    When only closing brackets/quotes follow the cursor (often typed by the editor's
-    auto-pairing) and the completion ends with the same closers, the item replaces them
-    rather than duplicating them: `foo(|)` + `x)` gives `foo(x)`, not `foo(x))`.
-    """
-    rest = context.line_after_cursor
-    closers = rest.strip()
-    if closers and only_closers(rest) and completion.rstrip().endswith(closers):
-        return len(rest)
-    return 0
-
-
-DefinitionSource = Callable[[], dict[str, list[context_snippets.Definition]]]
-
-
-def default_prompt_tools(settings: Settings) -> tuple[PromptTemplate, TokenCounter]:
-    template = load_template(settings.prompt.family)
-    tokenizer = settings.prompt.tokenizer
-    if tokenizer is None and template.tokenizer == "embedded":
-        candidate = embedded_model_dir() / "tokenizer.json"
-        tokenizer = candidate if candidate.is_file() else None
-    return template, _counter(tokenizer)
-
-
-@functools.cache
-def _counter(tokenizer: Path | None) -> TokenCounter:
-    return TokenCounter(tokenizer)
+def window_lines(request: PromptRequest, options: CompletionSettings) -> list[str]:
+    """The lines the prompt's window may take around the cursor (for token counting)."""
+    line = bisect.bisect_right(request.starts, request.offset) - 1
+    first = max(0, line - options.prefix_lines - ANCHOR)
+    last = min(len(request.starts) - 1, line + options.suffix_lines + 1)
+    return [line_content(request.text, request.starts, i) for i in range(first, last + 1)]
 
 
 def _limits(settings: Settings) -> Limits:
@@ -373,26 +366,3 @@ def _limits(settings: Settings) -> Limits:
         snippet_deadline_ms=settings.prompt.snippet_deadline_ms,
         repo=settings.prompt.repo_name,
     )
-
-
-def _fit_to_file(
-    completion: str, request: PromptRequest, context: CursorContext, mode: Mode, filters: bool
-) -> str:
-    """Trim lines that break the file's syntax, match its indentation (both filters), and
-    always its line endings."""
-    if not completion.strip():
-        return completion
-    text, offset = request.text, request.offset
-    language = grammar(request.language_id) if request.tree is not None else None
-    if filters and language is not None and mode is Mode.MULTI_LINE:
-        # Judge the file as it will read after accepting, closers replaced included.
-        end = offset + replaced_closers(context, completion)
-        completion = trim_to_valid_syntax(language, text[:offset], completion, text[end:])
-    line_start = text.rfind("\n", 0, offset) + 1
-    cursor_line = text[line_start:offset]
-    base_indent = cursor_line[: len(cursor_line) - len(cursor_line.lstrip(" \t"))]
-    window = text[max(0, offset - 20_000) : offset + 5_000]
-    style = detect_style(window)
-    if filters:
-        completion = normalize_indentation(completion, style, base_indent)
-    return apply_line_endings(completion, style)

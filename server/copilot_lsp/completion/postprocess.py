@@ -1,4 +1,5 @@
-"""Fitting a finished completion to the file: indentation style and line endings."""
+"""Fitting a finished completion to the file: its syntax, indentation style and line endings,
+and the closers right of the cursor it replaces."""
 
 from __future__ import annotations
 
@@ -6,6 +7,12 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
+
+from copilot_lsp.completion.assembly import PromptRequest
+from copilot_lsp.completion.mode import Mode, only_closers
+from copilot_lsp.completion.window import CursorContext
+from copilot_lsp.context.languages import grammar
+from copilot_lsp.context.validate import trim_to_valid_syntax
 
 _LEADING = re.compile(r"^[ \t]*")
 
@@ -94,3 +101,40 @@ def apply_line_endings(completion: str, style: FileStyle) -> str:
     """The completion with the file's line endings (the model may write \\n in a CRLF file)."""
     plain = completion.replace("\r\n", "\n")
     return plain.replace("\n", style.eol) if style.eol != "\n" else plain
+
+
+def replaced_closers(context: CursorContext, completion: str) -> int:
+    """How many characters right of the cursor the completion replaces.
+
+    When only closing brackets/quotes follow the cursor (often typed by the editor's
+    auto-pairing) and the completion ends with the same closers, the item replaces them
+    rather than duplicating them: `foo(|)` + `x)` gives `foo(x)`, not `foo(x))`.
+    """
+    rest = context.line_after_cursor
+    closers = rest.strip()
+    if closers and only_closers(rest) and completion.rstrip().endswith(closers):
+        return len(rest)
+    return 0
+
+
+def fit_to_file(
+    completion: str, request: PromptRequest, context: CursorContext, mode: Mode, filters: bool
+) -> str:
+    """Trim lines that break the file's syntax, match its indentation (both filters), and
+    always its line endings."""
+    if not completion.strip():
+        return completion
+    text, offset = request.text, request.offset
+    language = grammar(request.language_id) if request.tree is not None else None
+    if filters and language is not None and mode is Mode.MULTI_LINE:
+        # Judge the file as it will read after accepting, closers replaced included.
+        end = offset + replaced_closers(context, completion)
+        completion = trim_to_valid_syntax(language, text[:offset], completion, text[end:])
+    line_start = text.rfind("\n", 0, offset) + 1
+    cursor_line = text[line_start:offset]
+    base_indent = cursor_line[: len(cursor_line) - len(cursor_line.lstrip(" \t"))]
+    window = text[max(0, offset - 20_000) : offset + 5_000]
+    style = detect_style(window)
+    if filters:
+        completion = normalize_indentation(completion, style, base_indent)
+    return apply_line_endings(completion, style)

@@ -19,11 +19,20 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from copilot_lsp.completion.pipeline import CompletionService, Suggestion
+from copilot_lsp.completion.pipeline import (
+    CompletionService,
+    EngineStateListener,
+    PartialSink,
+    Suggestion,
+    TimelineSink,
+)
+from copilot_lsp.completion.prompt_format import PromptFormats
+from copilot_lsp.completion.request import InlineRequest
 from copilot_lsp.engine.types import CompletionEngine
 from copilot_lsp.settings import EditorSettings, Settings
 
@@ -82,44 +91,51 @@ class StreamingCompletionService(CompletionService):
 
     def __init__(
         self,
-        engine: Callable[[], CompletionEngine],
+        engine: CompletionEngine,
         settings: Callable[[], Settings],
-        **kwargs: Any,
+        *,
+        publisher: Publisher | None = None,
+        on_timeline: TimelineSink = lambda timeline: None,
+        on_engine_state: EngineStateListener = lambda healthy, message: None,
+        clock: Callable[[], float] = time.perf_counter,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        formats: PromptFormats | None = None,
     ) -> None:
-        super().__init__(engine, settings, **kwargs)
+        super().__init__(
+            engine,
+            settings,
+            on_timeline=on_timeline,
+            on_engine_state=on_engine_state,
+            clock=clock,
+            sleep=sleep,
+            formats=formats,
+        )
         self._current_settings = settings
         self._live: dict[str, _Live] = {}
-        self.publisher: Publisher | None = None
-        """Set by the LSP layer; None: nobody to stream to."""
-        self.version_of: Callable[[str], int | None] = lambda uri: None
-        """The document's version now; read when a request arrives."""
+        self._publisher = publisher
+        """Where partial updates go (the LSP layer's notifications); None: nobody listens."""
 
-    async def complete(
-        self,
-        uri: str,
-        language: str,
-        text: str,
-        offset: int,
-        **kwargs: Any,
+    async def serve(
+        self, request: InlineRequest, on_partial: PartialSink | None = None
     ) -> Suggestion | None:
-        """As `CompletionService.complete`, with streaming and early answers when enabled."""
+        """As `CompletionService.serve`, with streaming and early answers when enabled."""
         options = self._current_settings().editor
-        notify = options.streaming and self.publisher is not None
+        notify = options.streaming and self._publisher is not None
         budget = options.early_answer_ms
+        uri, text, offset = request.uri, request.text, request.offset
         if not notify and budget is None:
             self._live.pop(uri, None)
-            return await super().complete(uri, language, text, offset, **kwargs)
+            return await super().serve(request, on_partial)
         live = self._live.get(uri)
         if live is not None and live.at(text, offset) and live.answered_early:
             # Asked again where the early answer was shown: the client wants the rest.
             return await self._answer(live, None)
-        live = _Live(uri, text, offset, self.version_of(uri), notify)
+        live = _Live(uri, text, offset, request.version, notify)
         self._live[uri] = live
-        live.task = asyncio.ensure_future(
-            super().complete(
-                uri, language, text, offset, on_partial=self._grower(live, options), **kwargs
-            )
-        )
+        grow = self._grower(live, options)
+        if on_partial is not None:
+            grow = _both(grow, on_partial)
+        live.task = asyncio.ensure_future(super().serve(request, grow))
         live.task.add_done_callback(lambda task: self._finished(live, task))
         return await self._answer(live, budget)
 
@@ -209,7 +225,7 @@ class StreamingCompletionService(CompletionService):
             del self._live[live.uri]
 
     def _publish(self, live: _Live, suggestion: Suggestion, *, done: bool) -> None:
-        publisher = self.publisher
+        publisher = self._publisher
         if publisher is None:
             return
         try:
@@ -227,3 +243,11 @@ class StreamingCompletionService(CompletionService):
             )
         except Exception:  # a failing editor pipe costs the live preview, not the completion
             logger.exception("cannot publish the partial completion %s", suggestion.id)
+
+
+def _both(first: PartialSink, second: PartialSink) -> PartialSink:
+    def both(suggestion: Suggestion) -> None:
+        first(suggestion)
+        second(suggestion)
+
+    return both

@@ -52,6 +52,13 @@ class PromptTemplate(BaseModel):
     stop: list[str] = []
     tokenizer: str | None = None
     """`embedded` for the embedded model's tokenizer.json (counted exactly when prepared)."""
+    detect: list[str] = []
+    """Case-insensitive regular expressions over a served model's id and path that pick this
+    family when `prompt.family` is unset (completion/families.py)."""
+    fim_markers: list[str] = []
+    """Special tokens the format needs; a model whose tokenizer splits them lacks them."""
+    repo_variant: str | None = None
+    """The family to use instead when the prompt carries code from other files."""
 
     @property
     def uses_suffix(self) -> bool:

@@ -1,1 +1,2 @@
-"""Context from the code itself: tree-sitter trees per document and the snippets they yield."""
+"""Context from the code itself: the open documents with their tree-sitter trees, kept
+current edit by edit, and the snippets they yield."""

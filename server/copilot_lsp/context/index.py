@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from copilot_lsp.context.documents import Document
 from copilot_lsp.context.snippets import Definition, DefinitionCache, definitions_incremental
-from copilot_lsp.documents import Document
 
 Definitions = dict[str, list[Definition]]
 

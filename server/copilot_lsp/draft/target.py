@@ -9,8 +9,8 @@ from typing import Any
 
 import torch
 
-from copilot_lsp.engine.prepare import without_media_backends
 from copilot_lsp.errors import ConfigError
+from copilot_lsp.models import without_media_backends
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 
 from copilot_lsp.engine.sse import DONE, SSEDecoder
-from copilot_lsp.engine.types import CompletionRequest, StreamChunk
+from copilot_lsp.engine.types import CompletionRequest, ServedModel, StreamChunk
 from copilot_lsp.errors import (
     EngineError,
     EngineHTTPError,
@@ -58,6 +58,10 @@ class EngineClient:
             await self._http.aclose()
 
     async def list_models(self) -> list[str]:
+        return [model.id for model in await self.served_models()]
+
+    async def served_models(self) -> list[ServedModel]:
+        """The engine's `/v1/models`, with each model's root (weights) when it says."""
         try:
             response = await self._http.get(f"{self.base_url}/models", headers=self._headers)
         except httpx.HTTPError as error:
@@ -65,9 +69,46 @@ class EngineClient:
         if response.status_code != 200:
             raise EngineHTTPError(response.status_code, response.text[:300])
         try:
-            return [entry["id"] for entry in response.json()["data"]]
+            return [_served(entry) for entry in response.json()["data"]]
         except (ValueError, KeyError, TypeError):
             raise EngineStreamError(f"{self.base_url}/models answered an unexpected body") from None
+
+    async def served_model(self) -> ServedModel:
+        """The model completions are requested from (the configured one, else the first)."""
+        models = await self.served_models()
+        if self._model is None:
+            if not models:
+                raise EngineError(f"the engine at {self.base_url} serves no model")
+            self._model = models[0].id
+        for model in models:
+            if model.id == self._model:
+                return model
+        return ServedModel(self._model)
+
+    def model_source(self) -> object:
+        return self
+
+    async def count_tokens(self, text: str) -> int:
+        """Tokens of `text` by the served model's tokenizer (vLLM's `/tokenize`)."""
+        body = {
+            "model": await self.model(),
+            "prompt": wire_text(text),
+            "add_special_tokens": False,
+        }
+        url = f"{self.base_url.removesuffix('/v1')}/tokenize"
+        try:
+            response = await self._http.post(url, json=body, headers=self._headers)
+        except httpx.HTTPError as error:
+            raise _unavailable(self.base_url, error) from None
+        if response.status_code != 200:
+            raise EngineHTTPError(response.status_code, response.text[:300])
+        try:
+            count = response.json()["count"]
+        except (ValueError, KeyError, TypeError):
+            raise EngineStreamError(f"{url} answered an unexpected body") from None
+        if not isinstance(count, int) or isinstance(count, bool):
+            raise EngineStreamError(f"{url} answered an unexpected body")
+        return count
 
     async def model(self) -> str:
         """The configured model, else the first one the engine serves (asked once)."""
@@ -183,6 +224,19 @@ def wire_text(text: str) -> str:
     if not _SURROGATE.search(text):
         return text
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def _served(entry: Any) -> ServedModel:
+    identifier = entry["id"]
+    if not isinstance(identifier, str):
+        raise TypeError("model id")
+    root = entry.get("root")
+    length = entry.get("max_model_len")
+    return ServedModel(
+        identifier,
+        root if isinstance(root, str) else None,
+        length if isinstance(length, int) and not isinstance(length, bool) else None,
+    )
 
 
 def _unavailable(base_url: str, error: httpx.HTTPError) -> EngineUnavailable:

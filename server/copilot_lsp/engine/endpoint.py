@@ -2,15 +2,40 @@
 
 from __future__ import annotations
 
-from copilot_lsp.engine.state import read_state
+from pathlib import Path
+
+from copilot_lsp.engine.state import read_state, state_path
 from copilot_lsp.settings import DEFAULT_ENGINE_URL
 
 
-def resolve_engine_url(configured: str | None) -> str:
-    """The configured URL, else the embedded engine's from `engine up`, else the default."""
-    if configured:
-        return configured.rstrip("/")
-    state = read_state()
-    if state is not None:
-        return state.url
-    return DEFAULT_ENGINE_URL
+class EngineUrl:
+    """The configured URL, else the embedded engine's from `engine up`, else the default.
+
+    The embedded engine's URL comes from the state file `engine up` writes. It is read again
+    only when that file changes (a stat per call, no read), so an engine started, moved or
+    stopped while the server runs is still followed without reading the file per request.
+    """
+
+    def __init__(self, state_file: Path | None = None) -> None:
+        self._state_file = state_file
+        self._seen: tuple[Path, int, int, int] | None = None
+        self._embedded: str | None = None
+
+    def resolve(self, configured: str | None) -> str:
+        if configured:
+            return configured.rstrip("/")
+        return self.embedded() or DEFAULT_ENGINE_URL
+
+    def embedded(self) -> str | None:
+        """The URL `engine up` recorded, or None when no embedded engine was started."""
+        path = self._state_file or state_path()
+        try:
+            stat = path.stat()
+        except OSError:
+            self._seen, self._embedded = None, None
+            return None
+        seen = (path, stat.st_mtime_ns, stat.st_size, stat.st_ino)
+        if seen != self._seen:
+            state = read_state(path)
+            self._seen, self._embedded = seen, state.url if state is not None else None
+        return self._embedded

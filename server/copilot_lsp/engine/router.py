@@ -21,22 +21,23 @@ import itertools
 import logging
 import ssl
 import time
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import httpx
 
 from copilot_lsp.engine.client import EngineClient
 from copilot_lsp.engine.monitor import AcceptanceMonitor, scrape
 from copilot_lsp.engine.tls import verify_option
-from copilot_lsp.engine.types import CompletionRequest, StreamChunk
+from copilot_lsp.engine.types import CompletionRequest, ServedModel, StreamChunk
 from copilot_lsp.errors import ConfigError, EngineError, EngineUnavailable
 from copilot_lsp.settings import EngineSettings
 
 logger = logging.getLogger(__name__)
 
 Role = Literal["primary", "fallback"]
+T = TypeVar("T")
 PROBE = CompletionRequest(prompt="def fibonacci(n):\n", max_tokens=48, temperature=0.0)
 
 
@@ -208,6 +209,29 @@ class Router:
                     raise
             finally:
                 endpoint.inflight -= 1
+
+    async def served_model(self) -> ServedModel:
+        """What the pool serves, asked of the endpoint a completion would go to now (replicas
+        and the fallback serve the same model: the prompt format must fit all of them)."""
+        return await self._ask(lambda client: client.served_model())
+
+    async def count_tokens(self, text: str) -> int:
+        return await self._ask(lambda client: client.count_tokens(text))
+
+    def model_source(self) -> object:
+        return self
+
+    async def _ask(self, question: Callable[[EngineClient], Awaitable[T]]) -> T:
+        tried: set[str] = set()
+        while True:
+            endpoint = self._choose(tried)
+            try:
+                return await question(endpoint.client)
+            except EngineUnavailable as error:
+                endpoint.mark_down(self._clock(), self.policy.retry_after_s, str(error))
+                tried.add(endpoint.url)
+                if len(tried) == len(self.endpoints):
+                    raise
 
     # --- monitoring -----------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,3 +34,26 @@ class CompletionEngine(Protocol):
     def base_url(self) -> str: ...
 
     def stream(self, request: CompletionRequest) -> AsyncGenerator[StreamChunk, None]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ServedModel:
+    """What an engine says it serves (`/v1/models`): the name to request and where from."""
+
+    id: str
+    root: str | None = None
+    """The weights' repository id or folder (vLLM's `root`), when the engine says."""
+    max_model_len: int | None = None
+
+
+@runtime_checkable
+class DescribedEngine(Protocol):
+    """An engine that can name its model and count tokens with the model's own tokenizer."""
+
+    async def served_model(self) -> ServedModel: ...
+
+    async def count_tokens(self, text: str) -> int: ...
+
+    def model_source(self) -> object:
+        """An identity that changes when the engine behind may serve another model."""
+        ...

@@ -1,1 +1,2 @@
-"""The LSP layer: the only package that imports pygls."""
+"""The LSP layer: pygls glue around the service (service.py). With client/, the only package
+that imports pygls."""

@@ -10,6 +10,9 @@ GitHub Copilot's (`textDocument/didShowCompletion`, `textDocument/didPartiallyAc
 take `{item, …}` and find the id in the item's accept command, so clients written for
 Copilot's server report here too. A full accept is the item's command
 (`copilot.acceptCompletion`), registered in server.py.
+
+`PartialPublisher` is handed to the completion service when the server is built; `register`
+adds the accept-tracking handlers.
 """
 
 from __future__ import annotations
@@ -18,8 +21,7 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from copilot_lsp.completion.streaming import PartialUpdate, StreamingCompletionService
-from copilot_lsp.errors import DocumentError
+from copilot_lsp.completion.streaming import PartialUpdate
 from copilot_lsp.positions import Position, position_at
 
 if TYPE_CHECKING:
@@ -96,11 +98,7 @@ class PartialPublisher:
 
 
 def register(server: CopilotServer) -> None:
-    """Wire the streaming service to the client and add the accept-tracking handlers."""
-    service = server.service
-    if isinstance(service, StreamingCompletionService):
-        service.publisher = PartialPublisher(server)
-        service.version_of = lambda uri: _version(server, uri)
+    """Add the accept-tracking handlers."""
 
     @server.feature(DID_SHOW)
     @server.feature(COPILOT_DID_SHOW)
@@ -128,10 +126,3 @@ def _note(ls: CopilotServer, params: Any, kind: str) -> None:
         ls.recorder.feedback(identifier, "partially_accepted", accepted_length(params))
     else:
         ls.recorder.feedback(identifier, "dismissed", None)
-
-
-def _version(server: CopilotServer, uri: str) -> int | None:
-    try:
-        return server.documents.get(uri).version
-    except DocumentError:
-        return None

@@ -1,67 +1,78 @@
-"""The language server: pygls glue that decodes requests and calls the pipeline.
+"""The language server: pygls glue that decodes requests and calls the service.
 
-Handlers stay short: look up the document, call a plain function, encode the result.
+Handlers stay short: translate the LSP types, call `CopilotService` (service.py), encode
+the result. Settings layers and the section name live in configuration.py, the streaming and
+accept-tracking notifications in notifications.py, the method names in methods.py.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
+import functools
 import logging
-from typing import Any
+from typing import Any, cast
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from copilot_lsp import __version__
-from copilot_lsp.completion.assembly import OtherDocument, RecentChunk
-from copilot_lsp.completion.pipeline import Suggestion
-from copilot_lsp.completion.streaming import StreamingCompletionService
-from copilot_lsp.context.index import DefinitionIndex
-from copilot_lsp.context.recent import RecentPlaces
-from copilot_lsp.documents import Document, DocumentStore, Edit
-from copilot_lsp.engine.endpoint import resolve_engine_url
-from copilot_lsp.engine.router import Router, router_from_settings
+from copilot_lsp.completion.prompt_format import PromptFormats
+from copilot_lsp.context.documents import Edit
+from copilot_lsp.engine.provider import EngineProvider
+from copilot_lsp.engine.router import Router
 from copilot_lsp.errors import ConfigError, DocumentError
 from copilot_lsp.lsp import notifications
+from copilot_lsp.lsp.configuration import SECTIONS, SettingsLayers
+from copilot_lsp.lsp.methods import ACCEPT_COMMAND, STATS_REQUEST
 from copilot_lsp.lsp.protocol import CopilotProtocol, serve_stdio
-from copilot_lsp.positions import Encoding, Position, position_at
-from copilot_lsp.settings import Settings, apply_layer_leniently, base_settings
+from copilot_lsp.models import embedded_tokenizer
+from copilot_lsp.positions import Encoding, Position
+from copilot_lsp.service import CopilotService, PlacedSuggestion
+from copilot_lsp.settings import Settings
 from copilot_lsp.telemetry.recorder import Recorder
 
 logger = logging.getLogger(__name__)
 
-ACCEPT_COMMAND = "copilot.acceptCompletion"
-STATS_REQUEST = "copilot/stats"
-CONFIGURATION_SECTION = "copilot"
-
 
 class CopilotServer(LanguageServer):
-    """Holds the open documents, the layered settings and the completion service."""
+    """The LSP endpoint of one `CopilotService`, and the messages it shows the user."""
 
     def __init__(self) -> None:
-        super().__init__("copilot-lsp", __version__, protocol_cls=CopilotProtocol)
-        self.documents = DocumentStore()
-        self.definitions = DefinitionIndex()
-        self.recent = RecentPlaces()
-        self._base = Settings()
-        self._layers: dict[str, dict[str, Any]] = {}
-        self.settings = Settings()
-        self.recorder = Recorder(self.settings.telemetry)
-        self._engine: Router | None = None
-        self._engine_key: tuple[Any, ...] | None = None
-        self._closing: set[asyncio.Task[None]] = set()
-        self.service = StreamingCompletionService(
-            self.engine,
-            lambda: self.settings,
-            on_timeline=self.recorder.record,
+        protocol = functools.partial(CopilotProtocol, on_bad_change=self.lost_edit)
+        super().__init__(
+            "copilot-lsp", __version__, protocol_cls=cast("type[CopilotProtocol]", protocol)
+        )
+        self.engines = EngineProvider()
+        self.recorder = Recorder(Settings().telemetry)
+        self.service = CopilotService(
+            self.engines,
+            self.recorder,
+            publisher=notifications.PartialPublisher(self),
             on_engine_state=self._engine_state_changed,
+            formats=PromptFormats(notify=self._tell, embedded_tokenizer=embedded_tokenizer),
+        )
+        self.layers = SettingsLayers(
+            self.service.configure, warn=self._warn, deprecated=self._deprecated
         )
 
     def _start_io_async(self, stdin: Any = None, stdout: Any = None) -> None:
         # pygls' own loop drops requests with bad params unanswered (lsp/protocol.py).
         serve_stdio(self, stdin, stdout)
+
+    def set_layer(self, source: str, layer: Any) -> None:
+        self.layers.set_layer(source, layer)
+
+    def engine(self) -> Router:
+        """The engine router for the current settings (rebuilt when they change)."""
+        return self.engines.current()
+
+    def stats(self) -> dict[str, Any]:
+        return self.service.stats()
+
+    @property
+    def encoding(self) -> Encoding:
+        chosen = str(self.server_capabilities.position_encoding or "utf-16")
+        return chosen if chosen in ("utf-8", "utf-16", "utf-32") else "utf-16"  # type: ignore[return-value]
 
     def lost_edit(self, uri: str, reason: str) -> None:
         """A didChange for `uri` could not be applied: say so once, stop completing there.
@@ -70,11 +81,11 @@ class CopilotServer(LanguageServer):
         could insert text in the wrong place, so completions for it pause until the editor
         sends the whole text (a full-document change, or closing and reopening the file).
         """
-        if uri not in self.documents:
+        if uri not in self.service.workspace:
             logger.warning("ignored didChange for a document that is not open: %s", reason)
             self._log(types.MessageType.Warning, f"ignored didChange: {reason}")
             return
-        self.documents.mark_out_of_sync(uri)
+        self.service.workspace.mark_out_of_sync(uri)
         logger.warning("lost an edit of an open document: %s", reason)
         self._log(
             types.MessageType.Error,
@@ -84,92 +95,6 @@ class CopilotServer(LanguageServer):
 
     def _log(self, kind: types.MessageType, message: str) -> None:
         self.window_log_message(types.LogMessageParams(kind, f"copilot-lsp: {message}"))
-
-    @property
-    def encoding(self) -> Encoding:
-        chosen = str(self.server_capabilities.position_encoding or "utf-16")
-        return chosen if chosen in ("utf-8", "utf-16", "utf-32") else "utf-16"  # type: ignore[return-value]
-
-    def load_base_settings(self) -> None:
-        try:
-            self._base = base_settings()
-        except ConfigError as error:
-            self._warn(f"copilot-lsp: {error}; using defaults")
-            self._base = Settings()
-        self._rebuild_settings()
-
-    def set_layer(self, source: str, layer: Any) -> None:
-        """Replace one settings layer; invalid fields in it are reported and ignored."""
-        self._layers[source] = layer
-        self._rebuild_settings()
-
-    def _rebuild_settings(self) -> None:
-        settings = self._base
-        problems: list[str] = []
-        for source in ("initializationOptions", "workspace/configuration"):
-            settings, dropped = apply_layer_leniently(settings, self._layers.get(source), source)
-            problems += dropped
-        if problems:
-            self._warn("copilot-lsp: invalid settings: " + "; ".join(problems))
-        self.settings = settings
-        self.recorder.configure(settings.telemetry)
-
-    def engine(self) -> Router:
-        """The engine router for the current settings, rebuilt when they change.
-
-        One primary (engine.url or the embedded engine) unless engine.endpoints lists a pool;
-        engine.fallback_url takes over when speculative acceptance stays too low.
-        """
-        options = self.settings.engine
-        url = resolve_engine_url(options.url)
-        identity = (url, options.model_copy())
-        if self._engine is None or identity != self._engine_key:
-            previous = self._engine
-            self._engine = router_from_settings(options, url)
-            self._engine_key = identity
-            if previous is not None:
-                with contextlib.suppress(RuntimeError):  # no running loop: nothing to close
-                    task = asyncio.get_running_loop().create_task(previous.aclose())
-                    self._closing.add(task)  # keep a reference until it is done
-                    task.add_done_callback(self._closing.discard)
-        return self._engine
-
-    def prompt_context(self, document: Document) -> dict[str, Any]:
-        """What the prompt assembly may use beyond the document's text: its tree, the
-        definitions in it and in the other open documents (parsed lazily, once per version)."""
-        others = [
-            OtherDocument(self.display_path(other.uri), self.definitions.lazy(other))
-            for other in self.documents.all()
-            if other.uri != document.uri and other.syntax is not None
-        ]
-        recent = []
-        for place in self.recent.places()[:6]:
-            if place.uri not in self.documents:
-                continue
-            source = self.documents.get(place.uri)
-            first = max(0, place.line - self.recent.radius)
-            last = min(source.line_count - 1, place.line + self.recent.radius)
-            text = "\n".join(source.line(i) for i in range(first, last + 1)).strip("\n")
-            if text.strip():
-                recent.append(
-                    RecentChunk(
-                        self.display_path(place.uri), text, place.uri == document.uri, first
-                    )
-                )
-        return {
-            "recent": recent,
-            "path": self.display_path(document.uri),
-            "tree": document.syntax.tree(document.text) if document.syntax else None,
-            "own_definitions": self.definitions.lazy(document) if document.syntax else None,
-            "others": others,
-        }
-
-    def display_path(self, uri: str) -> str:
-        """The document's path relative to the workspace root, as the model should see it."""
-        root = self.workspace.root_uri if self.protocol.workspace is not None else None
-        if root and uri.startswith(root.rstrip("/") + "/"):
-            return uri[len(root.rstrip("/")) + 1 :]
-        return uri.rsplit("/", 1)[-1]
 
     def _engine_state_changed(self, healthy: bool, message: str) -> None:
         if healthy:
@@ -186,51 +111,39 @@ class CopilotServer(LanguageServer):
         logger.warning("%s", message)
         self.window_show_message(types.ShowMessageParams(types.MessageType.Error, message))
 
-    def stats(self) -> dict[str, Any]:
-        engine = self._engine
-        return {
-            **self.recorder.rolling.snapshot(),
-            "engine": {
-                "url": engine.base_url if engine else resolve_engine_url(self.settings.engine.url),
-                "healthy": self.service.engine_healthy,
-                "inflight": self.service.inflight,
-                # Engine requests open now and at most so far (completion.max_inflight), and
-                # failures in a row behind the current backoff (completion/admission.py).
-                "requests_open": self.service.slots.active,
-                "requests_open_peak": self.service.slots.peak,
-                "failures_in_a_row": self.service.backoff.failures,
-                # Pool, per-endpoint windowed speculative acceptance and failover state.
-                "routing": engine.snapshot() if engine else None,
-            },
-        }
+    def _tell(self, message: str) -> None:
+        logger.warning("%s", message)
+        self.window_show_message(
+            types.ShowMessageParams(types.MessageType.Warning, f"copilot-lsp: {message}")
+        )
+
+    def _deprecated(self, message: str) -> None:
+        logger.warning("%s", message)
+        self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, message))
 
 
 server = CopilotServer()
-notifications.register(server)  # streaming + accept tracking (docs/protocol.md)
-if isinstance(server.protocol, CopilotProtocol):
-    server.protocol.on_bad_change = server.lost_edit
+notifications.register(server)  # accept tracking (docs/protocol.md)
 
 
 @server.feature(types.INITIALIZE)
 def initialize(ls: CopilotServer, params: types.InitializeParams) -> None:
-    ls.load_base_settings()
-    ls.set_layer("initializationOptions", params.initialization_options)
+    ls.service.workspace.set_root(ls.workspace.root_uri)
+    ls.layers.load_base()
+    ls.layers.set_layer("initializationOptions", params.initialization_options)
 
 
 @server.feature(types.INITIALIZED)
 async def initialized(ls: CopilotServer, params: types.InitializedParams) -> None:
     await _pull_configuration(ls)
-    ls.engine()  # build the HTTP client now, not on the first keystroke
+    await ls.service.warm_up()  # the HTTP client and the prompt format, before the first key
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
 async def did_change_configuration(
     ls: CopilotServer, params: types.DidChangeConfigurationParams
 ) -> None:
-    pushed = params.settings
-    if isinstance(pushed, dict) and isinstance(pushed.get(CONFIGURATION_SECTION), dict):
-        ls.set_layer("workspace/configuration", pushed[CONFIGURATION_SECTION])
-    else:
+    if not ls.layers.pushed(params.settings):
         await _pull_configuration(ls)
 
 
@@ -238,25 +151,31 @@ async def _pull_configuration(ls: CopilotServer) -> None:
     capable = ls.client_capabilities.workspace and ls.client_capabilities.workspace.configuration
     if not capable:
         return
+    items = [types.ConfigurationItem(section=section) for section in SECTIONS]
     try:
-        answer = await ls.workspace_configuration_async(
-            types.ConfigurationParams([types.ConfigurationItem(section=CONFIGURATION_SECTION)])
-        )
+        answer = await ls.workspace_configuration_async(types.ConfigurationParams(items))
     except Exception as error:  # the client may not answer; its settings are optional
         logger.warning("workspace/configuration failed: %s", error)
         return
-    if answer and isinstance(answer[0], dict):
-        ls.set_layer("workspace/configuration", answer[0])
+    ls.layers.pulled(answer)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: CopilotServer, params: types.DidOpenTextDocumentParams) -> None:
     item = params.text_document
-    ls.documents.open(item.uri, item.language_id, item.version, item.text)
+    ls.service.open(item.uri, item.language_id, item.version, item.text)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: CopilotServer, params: types.DidChangeTextDocumentParams) -> None:
+    document = params.text_document
+    try:
+        ls.service.change(document.uri, document.version, _edits(params), ls.encoding)
+    except DocumentError as error:
+        ls.lost_edit(document.uri, str(error))
+
+
+def _edits(params: types.DidChangeTextDocumentParams) -> list[Edit]:
     edits = []
     for change in params.content_changes:
         if isinstance(change, types.TextDocumentContentChangePartial):
@@ -265,58 +184,34 @@ def did_change(ls: CopilotServer, params: types.DidChangeTextDocumentParams) -> 
             edits.append(Edit(change.text, start, end))
         else:
             edits.append(Edit(change.text))
-    try:
-        ls.documents.change(
-            params.text_document.uri, params.text_document.version, edits, ls.encoding
-        )
-    except DocumentError as error:
-        ls.lost_edit(params.text_document.uri, str(error))
-        return
-    for edit in edits:
-        if edit.start is not None:
-            ls.recent.touch(params.text_document.uri, edit.start.line)
+    return edits
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: CopilotServer, params: types.DidCloseTextDocumentParams) -> None:
-    ls.documents.close(params.text_document.uri)
-    ls.definitions.forget(params.text_document.uri)
-    ls.recent.forget(params.text_document.uri)
-    ls.service.forget(params.text_document.uri)
+    ls.service.close(params.text_document.uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
 async def inline_completion(
     ls: CopilotServer, params: types.InlineCompletionParams
 ) -> types.InlineCompletionList:
+    cursor = Position(params.position.line, params.position.character)
+    automatic = params.context.trigger_kind == types.InlineCompletionTriggerKind.Automatic
     try:
-        document = ls.documents.get(params.text_document.uri)
+        found = await ls.service.complete(
+            params.text_document.uri, cursor, ls.encoding, automatic=automatic
+        )
     except DocumentError as error:
         raise JsonRpcInvalidParams(str(error)) from None
-    if not document.in_sync:
-        return types.InlineCompletionList(items=[])  # see CopilotServer.lost_edit
-    text = document.text
-    encoding = ls.encoding
-    cursor = Position(params.position.line, params.position.character)
-    offset = document.offset(cursor, encoding)
-    automatic = params.context.trigger_kind == types.InlineCompletionTriggerKind.Automatic
-    suggestion = await ls.service.complete(
-        document.uri,
-        document.language_id,
-        text,
-        offset,
-        automatic=automatic,
-        line_starts=document.starts,
-        **ls.prompt_context(document),
-    )
-    if suggestion is None:
+    except ConfigError as error:  # e.g. a broken model family file: one message, no traceback
+        ls.layers.warn_once([str(error)])
         return types.InlineCompletionList(items=[])
-    return types.InlineCompletionList(items=[_item(suggestion, text, encoding)])
+    return types.InlineCompletionList(items=[_item(found)] if found is not None else [])
 
 
-def _item(suggestion: Suggestion, text: str, encoding: Encoding) -> types.InlineCompletionItem:
-    start = position_at(text, suggestion.offset, encoding)
-    end = position_at(text, suggestion.end_offset, encoding)
+def _item(suggestion: PlacedSuggestion) -> types.InlineCompletionItem:
+    start, end = suggestion.start, suggestion.end
     return types.InlineCompletionItem(
         insert_text=suggestion.text,
         range=types.Range(
@@ -342,4 +237,4 @@ def accept_completion(ls: CopilotServer, *args: Any) -> bool:
 @server.feature(STATS_REQUEST)
 def copilot_stats(ls: CopilotServer, params: Any) -> dict[str, Any]:
     """Rolling p50/p90/p99 per stage, outcome counts, recent timelines and engine state."""
-    return ls.stats()
+    return ls.service.stats()

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from copilot_lsp.engine.profiles import Profile, load_profile
+from copilot_lsp.serving.profiles import Profile, load_profile
 from copilot_lsp.serving.vllm_command import API_KEY_ENV, EnvRef, local_folders, serve_argv
 from copilot_lsp.serving.vllm_router import discovery_args
 from copilot_lsp.serving.yaml_text import dump

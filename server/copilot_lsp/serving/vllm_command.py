@@ -19,7 +19,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from copilot_lsp.engine.profiles import Profile
+from copilot_lsp.serving.profiles import Profile
 
 API_KEY_ENV = "VLLM_API_KEY"
 
@@ -49,12 +49,12 @@ Arg = str | EnvRef
 
 def served_paths(profile: Profile) -> tuple[str, str | None]:
     """The model folder (or id) and the draft folder the command names; nothing is built."""
-    from copilot_lsp.engine.drafts import draft_path_for
+    from copilot_lsp.serving.drafts import draft_path_for
 
     model = profile.model.source
     dtype = profile.embedded_dtype
     if dtype is not None:
-        from copilot_lsp.engine.prepare import model_dir
+        from copilot_lsp.models import model_dir
 
         model = str(model_dir(dtype))  # type: ignore[arg-type]
     return model, draft_path_for(profile, model)

@@ -16,7 +16,7 @@ export function createClient(settings: Settings): LanguageClient {
     initializationOptions: initializationOptions(settings),
     outputChannel: channel,
     revealOutputChannelOn: 4, // RevealOutputChannelOn.Never: errors go to the status bar
-    synchronize: { configurationSection: "copilot" },
+    synchronize: { configurationSection: "copilotLsp" },
   };
   return new LanguageClient("copilotLsp", "copilot-lsp", serverOptions, clientOptions);
 }

@@ -1,0 +1,153 @@
+"""Drive the real server over stdio the way an editor does (for `complete` and benchmarks)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+
+from copilot_lsp.lsp.methods import STATS_REQUEST
+
+LANGUAGE_IDS = {
+    ".py": "python",
+    ".js": "javascript",
+    ".ts": "typescript",
+    ".tsx": "typescriptreact",
+    ".go": "go",
+    ".rs": "rust",
+    ".lua": "lua",
+    ".c": "c",
+    ".cpp": "cpp",
+    ".java": "java",
+}
+
+
+def plain(value: Any) -> Any:
+    """pygls hands custom results over as namedtuples; turn them back into JSON values."""
+    if hasattr(value, "_asdict"):
+        return {key: plain(item) for key, item in value._asdict().items()}
+    if isinstance(value, list | tuple):
+        return [plain(item) for item in value]
+    return value
+
+
+class EditorSession:
+    """A server subprocess with an initialized LSP session.
+
+    What the server shows the user (`window/showMessage`: settings mistakes, an unreachable
+    engine, an unknown model) is kept in `messages`, its log panel lines
+    (`window/logMessage`) in `log_messages`, as an editor would show them.
+    """
+
+    def __init__(self, client: LanguageClient) -> None:
+        self.client = client
+        self.messages: list[str] = []
+        self.log_messages: list[str] = []
+
+    @classmethod
+    async def start(
+        cls,
+        root: Path,
+        *,
+        server_command: list[str] | None = None,
+        initialization_options: dict[str, Any] | None = None,
+    ) -> EditorSession:
+        command = server_command or [sys.executable, "-m", "copilot_lsp", "--stdio"]
+        client = LanguageClient("copilot-lsp-driver", "1")
+        session = cls(client)
+
+        def show_message(params: types.ShowMessageParams) -> None:
+            session.messages.append(params.message)
+
+        def log_message(params: types.LogMessageParams) -> None:
+            session.log_messages.append(params.message)
+
+        client.feature(types.WINDOW_SHOW_MESSAGE)(show_message)
+        client.feature(types.WINDOW_LOG_MESSAGE)(log_message)
+
+        await client.start_io(command[0], *command[1:], env=dict(os.environ))
+        await client.initialize_async(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(),
+                process_id=os.getpid(),
+                root_uri=root.as_uri(),
+                initialization_options=initialization_options or {},
+            )
+        )
+        client.initialized(types.InitializedParams())
+        return session
+
+    def open(self, path: Path, text: str) -> str:
+        """Open `text` as the absolute `path`; returns its URI."""
+        uri = path.as_uri()
+        language = LANGUAGE_IDS.get(path.suffix, "plaintext")
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, language, 1, text))
+        )
+        return uri
+
+    def close_document(self, uri: str) -> None:
+        self.client.text_document_did_close(
+            types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri))
+        )
+
+    async def complete(
+        self, uri: str, line: int, column: int, *, timeout_s: float = 120.0
+    ) -> list[types.InlineCompletionItem]:
+        result = await asyncio.wait_for(
+            self.client.text_document_inline_completion_async(
+                types.InlineCompletionParams(
+                    context=types.InlineCompletionContext(
+                        trigger_kind=types.InlineCompletionTriggerKind.Invoked
+                    ),
+                    text_document=types.TextDocumentIdentifier(uri),
+                    position=types.Position(line, column),
+                )
+            ),
+            timeout_s,
+        )
+        return _items(result)
+
+    async def stats(self) -> dict[str, Any]:
+        return plain(await self.client.protocol.send_request_async(STATS_REQUEST, {}))  # type: ignore[no-any-return]
+
+    async def close(self) -> None:
+        server = getattr(self.client, "_server", None)
+        try:
+            await asyncio.wait_for(self.client.shutdown_async(None), 10.0)
+            self.client.exit(None)
+            await asyncio.wait_for(self.client.stop(), 10.0)  # type: ignore[no-untyped-call]
+        except Exception:  # the server is going away either way; make sure it does
+            if server is not None and server.returncode is None:
+                server.kill()
+
+
+def item_id(item: types.InlineCompletionItem) -> str | None:
+    """The completion id the server put in the item's accept command."""
+    command = item.command
+    if command is None or not command.arguments:
+        return None
+    return str(command.arguments[0])
+
+
+def item_range(item: types.InlineCompletionItem) -> dict[str, Any] | None:
+    if item.range is None:
+        return None
+    start, end = item.range.start, item.range.end
+    return {"start": [start.line, start.character], "end": [end.line, end.character]}
+
+
+def _items(
+    result: types.InlineCompletionList | Sequence[types.InlineCompletionItem] | None,
+) -> list[types.InlineCompletionItem]:
+    if result is None:
+        return []
+    if isinstance(result, types.InlineCompletionList):
+        return list(result.items)
+    return list(result)

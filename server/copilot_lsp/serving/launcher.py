@@ -1,0 +1,227 @@
+"""Starts, stops and inspects the embedded vLLM engine for a profile.
+
+The engine runs in its own session (process group) so that `engine down` can stop it and
+every worker it spawned, and so that it outlives the `engine up` command.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from copilot_lsp import paths
+from copilot_lsp.engine.metrics import SpecDecodeCounters, parse_metrics, total
+from copilot_lsp.engine.monitor import Scrape, window_between
+from copilot_lsp.engine.state import EngineState, clear_state, pid_alive, read_state, write_state
+from copilot_lsp.errors import LauncherError
+from copilot_lsp.serving.drafts import install_draft
+from copilot_lsp.serving.profiles import Profile, check_port
+from copilot_lsp.serving.startup import Progress, StartupLog
+
+_TCMALLOC = Path("/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4")
+
+
+def model_path_for(profile: Profile, log: Callable[[str], None]) -> str:
+    """The folder or id vLLM loads; the embedded model is prepared first if needed."""
+    dtype = profile.embedded_dtype
+    if dtype is None:
+        return profile.model.source
+    from copilot_lsp.serving.prepare import prepare_embedded_model
+
+    if dtype not in ("bfloat16", "float32"):
+        raise LauncherError(f"profile {profile.name}: embedded models come in bfloat16 or float32")
+    return str(prepare_embedded_model(dtype, log=log))  # type: ignore[arg-type]
+
+
+def engine_environment(profile: Profile) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(profile.env)
+    preload = [str(_TCMALLOC)] if _TCMALLOC.exists() else []
+    iomp = Path(sys.prefix) / "lib" / "libiomp5.so"
+    if iomp.exists():
+        preload.append(str(iomp))
+    if preload and "LD_PRELOAD" not in profile.env:
+        env["LD_PRELOAD"] = ":".join([*preload, env.get("LD_PRELOAD", "")]).rstrip(":")
+    return env
+
+
+def health(url_root: str, timeout: float = 2.0) -> bool:
+    try:
+        return httpx.get(f"{url_root}/health", timeout=timeout).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def engine_up(
+    profile: Profile,
+    *,
+    port: int | None = None,
+    log: Callable[[str], None] = lambda message: None,
+    allow_draft_mismatch: bool = False,
+) -> EngineState:
+    """Start the profile's engine and wait until /health answers; reuse a healthy one.
+
+    A draft trained for another target is refused (see serving/drafts.py) unless
+    `allow_draft_mismatch`.
+    """
+    port = profile.server.port if port is None else check_port(port)  # 0 is not "default"
+    root = f"http://{profile.server.host}:{port}"
+    current = read_state()
+    if current is not None and pid_alive(current.pid) and health(_root(current.url)):
+        if current.port == port and current.profile == profile.name:
+            log(f"engine already running (pid {current.pid}) at {current.url}")
+            return current
+        raise LauncherError(
+            f"an engine for profile {current.profile} already runs at {current.url} "
+            f"(pid {current.pid}); stop it first with `copilot-lsp engine down`"
+        )
+    if health(root, timeout=1.0):
+        raise LauncherError(f"port {port} is already serving another engine; use --port N")
+    model_path = model_path_for(profile, log)
+    draft_path = install_draft(profile, model_path, allow_mismatch=allow_draft_mismatch, log=log)
+    log_path = paths.state_dir() / f"engine-{port}.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    argv = profile.command(model_path, port, draft_path)
+    log(f"starting vLLM ({profile.name}) on {root}; log: {log_path}")
+    with log_path.open("w", encoding="utf-8") as output:
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            env=engine_environment(profile),
+            start_new_session=True,
+        )
+    state = EngineState(
+        pid=process.pid,
+        port=port,
+        url=f"{root}/v1",
+        profile=profile.name,
+        model=profile.model.served_name,
+        log_path=str(log_path),
+        started_at=time.time(),
+    )
+    write_state(state)
+    if wait_until_healthy(process, root, log_path, profile.server.startup_timeout_s, log):
+        return state
+    _stop_group(process.pid)
+    clear_state()
+    raise LauncherError(
+        f"the engine did not become healthy within {profile.server.startup_timeout_s:.0f} s:\n"
+        + _tail(log_path)
+    )
+
+
+def wait_until_healthy(
+    process: subprocess.Popen[Any] | Any,
+    root: str,
+    log_path: Path,
+    timeout_s: float,
+    log: Callable[[str], None],
+    *,
+    healthy: Callable[[str], bool] = lambda root: health(root, timeout=1.0),
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> bool:
+    """Poll /health until it answers (True) or `timeout_s` passes (False), saying the phase
+    and the seconds waited every few seconds; LauncherError when the engine exits."""
+    progress = Progress(log, StartupLog(log_path), clock=clock)
+    deadline = clock() + timeout_s
+    while clock() < deadline:
+        if process.poll() is not None:
+            clear_state()
+            raise LauncherError(
+                f"the engine exited with code {process.returncode} while starting:\n"
+                + _tail(log_path)
+            )
+        if healthy(root):
+            return True
+        progress.tick()
+        sleep(0.5)
+    return False
+
+
+def engine_down(timeout_s: float = 30.0) -> EngineState | None:
+    """Stop the recorded engine; returns what was stopped (None when nothing ran)."""
+    state = read_state()
+    if state is None:
+        return None
+    if pid_alive(state.pid):
+        _stop_group(state.pid, timeout_s)
+    clear_state()
+    return state
+
+
+def engine_metrics(url: str, timeout: float = 2.0, window_s: float = 0.0) -> dict[str, Any]:
+    """Running requests, generated tokens and speculative-decoding counters from the
+    engine's /metrics (`url` is its OpenAI base URL); empty when it has none.
+
+    With `window_s` > 0 the metrics are scraped twice that far apart, and `window` holds the
+    acceptance of the drafts made in between (what the client's failover monitor computes).
+    """
+    root = _root(url)
+    try:
+        answer = httpx.get(f"{root}/metrics", timeout=timeout)
+    except httpx.HTTPError:
+        return {}
+    if answer.status_code != 200:
+        return {}
+    samples = parse_metrics(answer.text)
+    counters = SpecDecodeCounters.from_samples(samples)
+    report: dict[str, Any] = {
+        "requests_running": int(total(samples, "vllm:num_requests_running")),
+        "generation_tokens": int(total(samples, "vllm:generation_tokens_total")),
+        "spec_decode": counters.summary(),
+    }
+    if window_s > 0:
+        report["window"] = _window(root, counters, window_s, timeout)
+    return report
+
+
+def _window(
+    root: str, first: SpecDecodeCounters, window_s: float, timeout: float
+) -> dict[str, object] | None:
+    started = time.monotonic()
+    time.sleep(window_s)
+    try:
+        samples = parse_metrics(httpx.get(f"{root}/metrics", timeout=timeout).text)
+    except httpx.HTTPError:
+        return None
+    older = Scrape(started, first)
+    newer = Scrape(time.monotonic(), SpecDecodeCounters.from_samples(samples))
+    return window_between(older, newer).as_dict()
+
+
+def _root(url: str) -> str:
+    return url.rstrip("/").removesuffix("/v1")
+
+
+def _stop_group(pid: int, timeout_s: float = 30.0) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if not pid_alive(pid):
+                return
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)  # reap it when we are its parent
+            time.sleep(0.2)
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no engine log)"
