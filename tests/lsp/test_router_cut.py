@@ -1,6 +1,7 @@
 """A replica killed behind a router mid-stream: vllm-router closes the client's connection
-cleanly, with no error event and no `[DONE]` (measured, shared FINDINGS). The server must count
-that stream as failed — no half-written block shown as the suggestion — and recover at once."""
+cleanly, with no error event and no `[DONE]` (measured: tests/cluster, docs/serving.md). The
+server must count that stream as failed — no half-written block shown as the suggestion — and
+recover at once."""
 
 from __future__ import annotations
 

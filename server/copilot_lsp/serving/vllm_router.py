@@ -1,7 +1,7 @@
 """How vllm-router (PyPI `vllm-router`, Rust core) fronts the vLLM replicas: one set of flags
 for deploy/kubernetes and for `make test-cluster`, which runs the same router for real.
 
-Measured with vllm-router 0.1.17 (docs/serving.md, shared FINDINGS):
+Measured with vllm-router 0.1.17 (docs/serving.md, `make test-cluster`):
 - `cache_aware` keeps a developer's keystrokes on the replica that holds their prompt prefix in
   its KV cache. It asks each replica for token ids (`POST /v1/completions/render`), which vLLM
   answers only when started with `--enable-scale-out`; without it routing silently falls back
