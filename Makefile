@@ -129,7 +129,8 @@ deploy-manifests: setup ## regenerate deploy/'s profile-specific files from conf
 
 test-cluster: setup ## (not part of `test`, ~N min) two CPU engines behind vllm-router, the server pointed at the router
 	@$(BIN)/vllm-router --help >/dev/null 2>&1 || $(BIN)/pip install -q 'vllm-router==0.1.17'
-	COPILOT_LSP_CLUSTER_REPORT=docs/benchmarks/cluster.json $(BIN)/pytest -q -s -ra -m cluster tests/cluster
+	COPILOT_LSP_CLUSTER_REPORT=docs/benchmarks/cluster.json COPILOT_LSP_CLUSTER_LOGS=.cluster-logs \
+		$(BIN)/pytest -q -s -ra -m cluster tests/cluster
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -22,7 +22,7 @@ import httpx
 
 from copilot_lsp.engine.metrics import parse_metrics, total
 from copilot_lsp.serving import launcher
-from copilot_lsp.serving.drafts import prepare_draft
+from copilot_lsp.serving.drafts import install_draft
 from copilot_lsp.serving.profiles import load_profile
 from copilot_lsp.serving.vllm_router import ROUTER_FLAGS
 
@@ -97,7 +97,7 @@ class Replica:
     def argv(self) -> list[str]:
         profile = load_profile("local-cpu")
         model = launcher.model_path_for(profile, lambda message: None)
-        draft = prepare_draft(profile, model)
+        draft = install_draft(profile, model)
         return [
             *profile.command(model, self.port, draft),
             "--enable-scale-out",
