@@ -101,9 +101,11 @@ class SpeculativeSpec(_Strict):
         reserved = sorted(set(options) & {"method", "model", "num_speculative_tokens"})
         suffix = sorted(key for key in options if key.startswith("suffix_decoding_"))
         if reserved or suffix:
+            where = "[speculative] itself" if reserved else ""
+            if suffix:
+                where += (" and " if where else "") + "[speculative.suffix]"
             raise ValueError(
-                f"set {', '.join(reserved + suffix)} in [speculative] (suffix decoding's in "
-                "[speculative.suffix]) itself, not in its options"
+                f"set {', '.join(reserved + suffix)} in {where}, not in [speculative.options]"
             )
         return options
 
