@@ -227,7 +227,7 @@ prompt_lookup_max = 4
     path = write(tmp_path, BASE_TOML + spec)
     with pytest.raises(
         ConfigError,
-        match=r"speculative\.options: .*set num_speculative_tokens in \[speculative\] itself, not in",
+        match=r"speculative\.options: .*num_speculative_tokens in \[speculative\] itself, not in",
     ):
         load_profile(str(path))
     # Without the clash the same options pass through to --speculative-config.
