@@ -227,9 +227,9 @@ async def _run(
         # once (several editors typing) must spread over both replicas: vllm-router sends a
         # request to the least loaded one when the loads differ. Asked one at a time (idle
         # replicas), cache_aware should send a module to the replica holding its prefix; with
-        # vllm-router 0.1.17 and --worker-urls its prefix tree held only the last worker it
-        # initialised (its log: "Creating tree ... with 1 workers" once per worker), and all
-        # eight went there. That is measured and reported here (docs/serving.md), not asserted.
+        # vllm-router 0.1.17 that did not hold (8 of 8 modules on one replica in one run, 7 of
+        # 8 in the next, whichever had prefilled them). Measured and reported here
+        # (docs/serving.md), not asserted.
         texts = {index: document(index) for index in range(8)}
         uris = {
             index: session.open(text, uri=f"file:///work/module_{index}.py")

@@ -6,6 +6,8 @@ Measured with vllm-router 0.1.17 (docs/serving.md, `make test-cluster`):
   its KV cache. It asks each replica for token ids (`POST /v1/completions/render`), which vLLM
   answers only when started with `--enable-scale-out`; without it routing silently falls back
   to one replica. Every GPU profile's `vllm serve` line has the flag (serving/vllm_command.py).
+  In `make test-cluster` it spread concurrent requests over both replicas, but with idle
+  replicas it did not reliably send a prompt back to the replica that prefilled it.
 - The default health check (every 60 s, 3 failures) noticed a dead replica after ~2.5 min, and
   the circuit breaker kept a restarted one out for its 60 s timeout: both are shortened here.
 - The router forwards the client's `Authorization` header to the replica, which checks it
