@@ -204,7 +204,9 @@ async def inline_completion(
         )
     except DocumentError as error:
         raise JsonRpcInvalidParams(str(error)) from None
-    return types.InlineCompletionList(items=[_item(found)] if found is not None else [])
+    if found is None:
+        return types.InlineCompletionList(items=[])
+    return types.InlineCompletionList(items=[_item(found), *map(_item, found.alternatives)])
 
 
 def _item(suggestion: PlacedSuggestion) -> types.InlineCompletionItem:
