@@ -1,19 +1,15 @@
 import * as vscode from "vscode";
 import { LanguageClient } from "vscode-languageclient/node";
 import { enabledFor, Settings } from "../logic/settings";
+import { LSP_AUTOMATIC, LSP_INVOKED, LspItem, itemId, itemText, lspTriggerKind, offered, reusable } from "../logic/items";
 import { Anchor, Partial, StreamState } from "../logic/stream";
 import { chars, nextLine, nextWord, remainder } from "../logic/text";
 import { channel } from "./logging";
 
-interface LspItem {
-  insertText: string | { value: string };
-  range?: { start: { line: number; character: number }; end: { line: number; character: number } };
-  command?: { command: string; arguments?: unknown[] };
-}
-
 interface Request {
   anchor: Anchor;
   source: vscode.CancellationTokenSource;
+  invoked: boolean;
   settled: boolean;
   items: LspItem[];
   promise: Promise<void>;
@@ -31,15 +27,6 @@ const RETRIGGER_MS = 40;
 
 function sameAnchor(a: Anchor, b: Anchor): boolean {
   return a.uri === b.uri && a.version === b.version && a.line === b.line && a.character === b.character;
-}
-
-function itemText(item: LspItem): string {
-  return typeof item.insertText === "string" ? item.insertText : item.insertText.value;
-}
-
-function itemId(item: LspItem): string | undefined {
-  const id = item.command?.arguments?.[0];
-  return typeof id === "string" ? id : undefined;
 }
 
 /**
@@ -71,7 +58,7 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
   async provideInlineCompletionItems(
     document: vscode.TextDocument,
     position: vscode.Position,
-    _context: vscode.InlineCompletionContext,
+    context: vscode.InlineCompletionContext,
     token: vscode.CancellationToken,
   ): Promise<vscode.InlineCompletionItem[] | undefined> {
     const client = this.client();
@@ -84,15 +71,28 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
       line: position.line,
       character: position.character,
     };
-    const typedThrough = this.typedThrough(document, position);
+    // Explicit (the trigger command, Alt+] / Alt+[): the server adds its alternatives.
+    const invoked = lspTriggerKind(context.triggerKind) === LSP_INVOKED;
+    const typedThrough = invoked ? undefined : this.typedThrough(document, position);
     if (typedThrough !== undefined) {
       return typedThrough;
     }
-    if (!this.request || !sameAnchor(this.request.anchor, anchor)) {
-      this.startRequest(client, anchor);
+    const earlier = this.request && { sameAnchor: sameAnchor(this.request.anchor, anchor), invoked: this.request.invoked };
+    if (!reusable(earlier, invoked)) {
+      this.startRequest(client, anchor, invoked);
     }
     const request = this.request!;
-    if (!request.settled && this.stream.previewAt(anchor) === undefined) {
+    if (invoked && !request.settled) {
+      // All the suggestions come with the answer: wait for it (a preview would be one).
+      await new Promise<void>((resolve) => {
+        const cancel = token.onCancellationRequested(() => done());
+        function done() {
+          cancel.dispose();
+          resolve();
+        }
+        void request.promise.then(done, done);
+      });
+    } else if (!request.settled && this.stream.previewAt(anchor) === undefined) {
       // Wait for the answer, a streamed first line, or VS Code giving up on this call.
       await new Promise<void>((resolve) => {
         const stop = this.stream.onChange(() => {
@@ -130,15 +130,15 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
     return [item];
   }
 
-  private startRequest(client: LanguageClient, anchor: Anchor): void {
+  private startRequest(client: LanguageClient, anchor: Anchor, invoked: boolean): void {
     this.request?.source.cancel(); // the server cancels superseded work too; this frees it at once
     this.stream.start(anchor);
     const source = new vscode.CancellationTokenSource();
-    const request: Request = { anchor, source, settled: false, items: [], promise: Promise.resolve() };
+    const request: Request = { anchor, source, invoked, settled: false, items: [], promise: Promise.resolve() };
     const params = {
       textDocument: { uri: anchor.uri },
       position: { line: anchor.line, character: anchor.character },
-      context: { triggerKind: 2 },
+      context: { triggerKind: invoked ? LSP_INVOKED : LSP_AUTOMATIC },
     };
     request.promise = client
       .sendRequest<{ items: LspItem[] } | LspItem[] | null>("textDocument/inlineCompletion", params, source.token)
@@ -162,23 +162,20 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
   }
 
   private present(anchor: Anchor, position: vscode.Position, items: LspItem[]): vscode.InlineCompletionItem[] {
-    const result: vscode.InlineCompletionItem[] = [];
-    for (const item of items) {
-      const text = itemText(item);
-      const range = item.range
-        ? new vscode.Range(item.range.start.line, item.range.start.character, item.range.end.line, item.range.end.character)
-        : new vscode.Range(position, position);
-      const id = itemId(item);
-      result.push(
-        new vscode.InlineCompletionItem(text, range, {
-          title: "Accept",
-          command: "copilotLsp.accepted",
-          arguments: [id],
-        }),
-      );
-      if (result.length === 1) {
-        this.markShown(anchor, id, text);
-      }
+    // Every suggestion, in the server's order: VS Code shows the first and cycles with Alt+].
+    const result = offered(items).map(
+      ({ text, range, id }) =>
+        new vscode.InlineCompletionItem(
+          text,
+          range
+            ? new vscode.Range(range.start.line, range.start.character, range.end.line, range.end.character)
+            : new vscode.Range(position, position),
+          { title: "Accept", command: "copilotLsp.accepted", arguments: [id] },
+        ),
+    );
+    const first = result.length > 0 ? offered(items)[0] : undefined;
+    if (first !== undefined) {
+      this.markShown(anchor, first.id, first.text);
     }
     void vscode.commands.executeCommand("setContext", "copilotLsp.suggestionVisible", result.length > 0);
     return result;
