@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -141,6 +142,25 @@ async def test_an_invoked_request_gets_distinct_alternatives_greedy_first() -> N
     assert timeline.alternatives == 2
     assert timeline.alternative_chars == [len("return n * 2")]
     assert timeline.alternative_tokens > 0
+
+
+async def test_the_sampled_request_waits_for_the_greedy_first_token() -> None:
+    """By then the engine holds the prompt in its prefix cache, and the greedy suggestion's
+    first token was not slowed by a second prefill."""
+    greedy_sent_then: list[int] = []
+
+    class Recording(ScriptedEngine):
+        def stream(self, request: CompletionRequest) -> Any:
+            if request.n is not None:
+                greedy_sent_then.append(self.sent)
+            return super().stream(request)
+
+    engine = Recording(GREEDY, pause=0.01)
+    engine.choices = [["\n    return 0\n"], ["\n    return 1\n"]]
+    service, _ = service_for(engine)
+    suggestion = await service.complete("file:///a.py", "python", TEXT, CURSOR, automatic=False)
+    assert suggestion is not None and len(suggestion.alternatives) == 2
+    assert greedy_sent_then and greedy_sent_then[0] >= 1
 
 
 async def test_automatic_requests_and_alternatives_1_ask_for_one() -> None:

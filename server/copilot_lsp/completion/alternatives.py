@@ -4,7 +4,10 @@ Automatic requests (typing) get one greedy suggestion: latency matters most ther
 explicit request (the editor's invoke, or cycling through suggestions) may return up to
 `completion.alternatives`: the greedy one first, streamed and previewed as always, and beside
 it one more engine request sampling the others (`n` = alternatives - 1 at
-`completion.alternativesTemperature`), sent at the same time so that both share the wait.
+`completion.alternativesTemperature`). That request goes out when the greedy one's first
+token arrives: the engine has the prompt in its prefix cache by then, so the alternatives
+cost no second prefill, and they never delay the greedy suggestion's first token; the rest
+of their generation runs beside it.
 
 Each sampled choice is aligned to the cursor and cut by its own BlockCutter, like the greedy
 one; its engine stream is closed as soon as every choice is final, or when the request is
@@ -121,7 +124,12 @@ class SampledChoices:
         self._engine = engine
         self._slots = slots
         self._cap = max_inflight
-        self._task = asyncio.ensure_future(self._run())
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Send the request (once; later calls do nothing)."""
+        if self._task is None:
+            self._task = asyncio.ensure_future(self._run())
 
     async def _run(self) -> None:
         if self._slots.active >= max(self._cap, 1):
@@ -161,6 +169,8 @@ class SampledChoices:
         """The choices' cut texts, in choice order. When the engine failed midway, only the
         choices that were complete by then; none when the request did not run (the greedy
         suggestion stands alone then)."""
+        if self._task is None:
+            return []
         try:
             await self._task
         except EngineError as error:
@@ -172,6 +182,8 @@ class SampledChoices:
 
     async def cancel(self) -> None:
         """Stop sampling (the request failed, or was cancelled or superseded)."""
+        if self._task is None:
+            return
         self._task.cancel()
         with contextlib.suppress(asyncio.CancelledError, EngineError):
             await self._task

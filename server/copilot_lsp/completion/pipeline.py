@@ -319,6 +319,8 @@ class CompletionService:
             stream = engine.stream(request)
             try:
                 async for chunk in stream:
+                    if sampled is not None:
+                        sampled.start()  # the prompt is in the engine's prefix cache now
                     if chunk.index:
                         continue  # another choice (an `n` in completion.extraBody)
                     if chunk.text:
@@ -347,27 +349,23 @@ class CompletionService:
         timeline.mark("first_line")
         self.backoff.succeeded()
         self._set_engine_state(True, f"engine at {engine.base_url} is answering")
-        completion = fit_to_file(cutter.text, prompt_request, context, mode, options.filters)
-        texts = [completion]
+        texts = [cutter.text]
         if sampled is not None:
-            texts += [
-                fit_to_file(text, prompt_request, context, mode, options.filters)
-                for text in await sampled.texts()
-            ]
+            texts += await sampled.texts()  # cancelling here cancels (and closes) them too
             timeline.alternative_tokens = sampled.tokens
-            timeline.alternatives = 0
+        fitted = [fit_to_file(t, prompt_request, context, mode, options.filters) for t in texts]
         shown = alternatives.placed(
-            timeline.id, texts, offset, lambda text: replaced_closers(context, text)
+            timeline.id, fitted, offset, lambda text: replaced_closers(context, text)
         )
+        if sampled is not None:
+            timeline.alternatives = len(shown)
+            timeline.alternative_chars = [len(other.text) for other in shown[1:]]
         if settings.telemetry.log_source:
-            timeline.text = shown[0].text if shown else completion
+            timeline.text = shown[0].text if shown else fitted[0]
         if not shown:
             timeline.finish("empty")
             return None
         timeline.chars_shown = len(shown[0].text)
-        if sampled is not None:
-            timeline.alternatives = len(shown)
-            timeline.alternative_chars = [len(other.text) for other in shown[1:]]
         timeline.finish("shown")
         return Suggestion(
             timeline.id,
