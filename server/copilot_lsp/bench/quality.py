@@ -10,7 +10,6 @@ snippets and output filters on) and `plain` (line window and block-end cut only)
 from __future__ import annotations
 
 import asyncio
-import json
 import platform
 import statistics
 import time
@@ -164,8 +163,3 @@ def render(report: dict[str, Any]) -> str:
             )
     lines.append("score: pass@1 on the unit tests (block, control), exact match (api)")
     return "\n".join(lines)
-
-
-def write(report: dict[str, Any], out: Path) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2), encoding="utf-8")

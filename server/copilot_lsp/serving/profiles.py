@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import tomllib
@@ -14,6 +15,27 @@ from copilot_lsp import paths
 from copilot_lsp.errors import ConfigError
 
 EMBEDDED_PREFIX = "embedded:"
+PORTS = range(1, 65536)
+"""TCP ports an engine may listen on (0 would mean "any free port" to the OS, which vLLM
+does not report back)."""
+
+
+def check_port(port: int) -> int:
+    """`port`, or ConfigError when it is not a TCP port an engine can listen on."""
+    if port not in PORTS:
+        raise ConfigError(f"port {port} is out of range: a port is 1-65535")
+    return port
+
+
+def port_number(text: str) -> int:
+    """argparse type for `--port`: an integer 1-65535, else a usage error (exit status 2)
+    before anything is prepared or launched."""
+    try:
+        return check_port(int(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1-65535)") from None
+    except ConfigError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 class _Strict(BaseModel):
@@ -32,7 +54,7 @@ class ModelSpec(_Strict):
 
 class ServerSpec(_Strict):
     host: str = "127.0.0.1"
-    port: int = Field(default=8000, ge=1, le=65535)
+    port: int = Field(default=8000, ge=PORTS.start, le=PORTS.stop - 1)
     startup_timeout_s: float = Field(default=300.0, gt=0)
     tensor_parallel_size: int = Field(default=1, ge=1)
     gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)

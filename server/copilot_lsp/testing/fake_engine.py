@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import json
 import ssl
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +42,9 @@ class Reply:
     """Per-choice chunks for a request with `n` > 1 (choice i gets `index` i), interleaved
     one chunk of each choice in turn as vLLM does; `cut_after` counts these events. None: every
     one of the request's `n` choices streams `chunks`."""
+    gate: Callable[[int], Awaitable[object]] | None = None
+    """Awaited before event `index` goes out: holds the stream until the test has seen what it
+    waits for (an event, not a delay that a busy host may not honour)."""
 
 
 @dataclass
@@ -71,6 +74,10 @@ class FakeEngine:
         self.tokenized: list[str] = []
         self.metrics_text = ""
         """What /metrics answers (Prometheus text format)."""
+        self.metrics: Callable[[], str] | None = None
+        """If set, called for each /metrics request instead (counters that move)."""
+        self.scrapes = 0
+        """/metrics requests answered."""
         self.other_paths: list[str] = []
         self.open_now = 0
         self.peak_open = 0
@@ -165,7 +172,8 @@ class FakeEngine:
             await writer.drain()
             return True
         if path == "/metrics":
-            payload = self.metrics_text.encode()
+            self.scrapes += 1
+            payload = (self.metrics() if self.metrics else self.metrics_text).encode()
             writer.write(_head(200, "text/plain", len(payload)) + payload)
             await writer.drain()
             return True
@@ -219,6 +227,8 @@ class FakeEngine:
                     writer.write(reply.tail)
                     await writer.drain()
                     return  # connection closes without [DONE]
+                if reply.gate is not None:
+                    await reply.gate(index)
                 await asyncio.sleep(reply.delay_s)
                 if reader.at_eof():  # the client closed its side: it stopped listening
                     received.disconnected = True

@@ -1,15 +1,16 @@
 import * as vscode from "vscode";
 import { LanguageClient } from "vscode-languageclient/node";
 import { enabledFor, Settings } from "../logic/settings";
-import { LSP_AUTOMATIC, LSP_INVOKED, LspItem, itemId, itemText, lspTriggerKind, offered, reusable } from "../logic/items";
+import { LspItem, itemId, itemText, offered, reusable } from "../logic/items";
 import { Anchor, Partial, StreamState } from "../logic/stream";
 import { chars, nextLine, nextWord, remainder } from "../logic/text";
+import { inlineCompletionParams, LSP_INVOKED, LspTriggerKind, lspTriggerKind } from "../logic/trigger";
 import { channel } from "./logging";
 
 interface Request {
   anchor: Anchor;
+  kind: LspTriggerKind;
   source: vscode.CancellationTokenSource;
-  invoked: boolean;
   settled: boolean;
   items: LspItem[];
   promise: Promise<void>;
@@ -77,9 +78,12 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
     if (typedThrough !== undefined) {
       return typedThrough;
     }
-    const earlier = this.request && { sameAnchor: sameAnchor(this.request.anchor, anchor), invoked: this.request.invoked };
+    // An explicit call after an automatic request at the same place asks again: the automatic
+    // answer holds one suggestion (or none: it was debounced away or skipped in a backoff).
+    const previous = this.request;
+    const earlier = previous && { sameAnchor: sameAnchor(previous.anchor, anchor), invoked: previous.kind === LSP_INVOKED };
     if (!reusable(earlier, invoked)) {
-      this.startRequest(client, anchor, invoked);
+      this.startRequest(client, anchor, context.triggerKind);
     }
     const request = this.request!;
     if (invoked && !request.settled) {
@@ -130,16 +134,13 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
     return [item];
   }
 
-  private startRequest(client: LanguageClient, anchor: Anchor, invoked: boolean): void {
+  private startRequest(client: LanguageClient, anchor: Anchor, triggerKind: vscode.InlineCompletionTriggerKind): void {
     this.request?.source.cancel(); // the server cancels superseded work too; this frees it at once
     this.stream.start(anchor);
     const source = new vscode.CancellationTokenSource();
-    const request: Request = { anchor, source, invoked, settled: false, items: [], promise: Promise.resolve() };
-    const params = {
-      textDocument: { uri: anchor.uri },
-      position: { line: anchor.line, character: anchor.character },
-      context: { triggerKind: invoked ? LSP_INVOKED : LSP_AUTOMATIC },
-    };
+    const kind = lspTriggerKind(triggerKind);
+    const request: Request = { anchor, kind, source, settled: false, items: [], promise: Promise.resolve() };
+    const params = inlineCompletionParams(anchor.uri, anchor.line, anchor.character, triggerKind);
     request.promise = client
       .sendRequest<{ items: LspItem[] } | LspItem[] | null>("textDocument/inlineCompletion", params, source.token)
       .then(
@@ -219,6 +220,9 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
     const first = request.items[0];
     if (!shown || !sameAnchor(shown.anchor, request.anchor) || this.retrigger) {
       return;
+    }
+    if (shown.id !== this.stream.completionId) {
+      return; // not this request's preview: e.g. the typed suggestion an Alt+] answer replaces
     }
     if (first !== undefined && itemText(first) === shown.text && shown.id === itemId(first)) {
       return; // the final item is what is on screen already

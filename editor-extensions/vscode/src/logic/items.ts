@@ -1,5 +1,5 @@
-// The server's inline-completion items as VS Code gets them, and which trigger kind the
-// server is told (pure, unit-tested; the provider wraps these in VS Code's types).
+// The server's inline-completion items as VS Code gets them (pure, unit-tested; the provider
+// wraps these in VS Code's types; trigger kinds are in trigger.ts).
 
 export interface LspRange {
   start: { line: number; character: number };
@@ -19,21 +19,6 @@ export interface Offered {
   id: string | undefined;
 }
 
-/** VS Code's InlineCompletionTriggerKind (Invoke = 0, Automatic = 1). */
-export const VSCODE_INVOKE = 0;
-/** LSP's InlineCompletionTriggerKind (Invoked = 1, Automatic = 2). */
-export const LSP_INVOKED = 1;
-export const LSP_AUTOMATIC = 2;
-
-/**
- * The LSP trigger kind for VS Code's: an explicit request (the "trigger inline suggestion"
- * command, and "show next/previous inline suggestion", Alt+] / Alt+[) is Invoked, which
- * makes the server answer with its alternatives; typing is Automatic (one suggestion).
- */
-export function lspTriggerKind(vscodeKind: number): number {
-  return vscodeKind === VSCODE_INVOKE ? LSP_INVOKED : LSP_AUTOMATIC;
-}
-
 export function itemText(item: LspItem): string {
   return typeof item.insertText === "string" ? item.insertText : item.insertText.value;
 }
@@ -50,7 +35,9 @@ export function offered(items: LspItem[]): Offered[] {
 }
 
 /** A request already made at the same anchor serves a new call unless the new call is
- * explicit and the earlier one was not (it holds no alternatives). */
+ * explicit (the trigger command, Alt+] / Alt+[: LSP Invoked, which brings the server's
+ * alternatives) and the earlier one was not: the automatic answer holds one suggestion at most,
+ * or none when the server debounced it away or skipped it in a backoff. */
 export function reusable(earlier: { sameAnchor: boolean; invoked: boolean } | undefined, invoked: boolean): boolean {
   return earlier !== undefined && earlier.sameAnchor && (earlier.invoked || !invoked);
 }

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { DEFAULTS, enabledFor, initializationOptions } from "../logic/settings";
 import { statusView } from "../logic/status";
-import { LspItem, lspTriggerKind, offered, reusable } from "../logic/items";
+import { LspItem, offered, reusable } from "../logic/items";
 import { Partial, StreamState } from "../logic/stream";
 import { chars, nextLine, nextWord, remainder } from "../logic/text";
 
@@ -156,16 +156,13 @@ describe("alternatives", () => {
     assert.deepEqual(offered([]), []);
   });
 
-  it("tells the server an explicit request from typing", () => {
-    assert.equal(lspTriggerKind(0), 1); // VS Code Invoke -> LSP Invoked
-    assert.equal(lspTriggerKind(1), 2); // VS Code Automatic -> LSP Automatic
-  });
-
   it("asks again when an explicit request finds only a typing one at the same place", () => {
     assert.equal(reusable(undefined, false), false);
     assert.equal(reusable({ sameAnchor: true, invoked: false }, false), true);
     assert.equal(reusable({ sameAnchor: true, invoked: false }, true), false);
     assert.equal(reusable({ sameAnchor: true, invoked: true }, false), true);
     assert.equal(reusable({ sameAnchor: false, invoked: true }, true), false);
+    // Explicit again where an explicit one was made: its answer (alternatives included) serves.
+    assert.equal(reusable({ sameAnchor: true, invoked: true }, true), true);
   });
 });
