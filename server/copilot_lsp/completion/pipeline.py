@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -18,6 +19,7 @@ from typing import Any
 
 import tree_sitter
 
+from copilot_lsp.completion import alternatives
 from copilot_lsp.completion.admission import Backoff, InflightLimiter
 from copilot_lsp.completion.alignment import WhitespaceAligner
 from copilot_lsp.completion.assembly import (
@@ -57,6 +59,8 @@ class Suggestion:
     """Equal to `offset` for an insertion; past it when closers right of the cursor are
     replaced by the same closers at the end of the completion."""
     timeline: Timeline
+    alternatives: tuple[alternatives.Alternative, ...] = ()
+    """Further suggestions after this one (explicit requests; completion/alternatives.py)."""
 
 
 EngineStateListener = Callable[[bool, str], None]
@@ -297,11 +301,28 @@ class CompletionService:
             filters=options.filters,
         )
         engine = self._engine
+        sampled: alternatives.SampledChoices | None = None
         async with self.slots.slot(options.max_inflight):
             timeline.mark("request_sent")
+            if count := alternatives.wanted(options, automatic=automatic):
+                sampled = alternatives.SampledChoices(
+                    engine,
+                    dataclasses.replace(
+                        request, temperature=options.alternatives_temperature, n=count
+                    ),
+                    lambda: alternatives.ChoiceCut(
+                        WhitespaceAligner(built.held_back), dataclasses.replace(cutter)
+                    ),
+                    self.slots,
+                    options.max_inflight,
+                )
             stream = engine.stream(request)
             try:
                 async for chunk in stream:
+                    if sampled is not None:
+                        sampled.start()  # the prompt is in the engine's prefix cache now
+                    if chunk.index:
+                        continue  # another choice (an `n` in completion.extraBody)
                     if chunk.text:
                         timeline.mark("first_token")
                     if chunk.completion_tokens is not None:
@@ -316,6 +337,10 @@ class CompletionService:
                         on_partial(
                             Suggestion(timeline.id, cutter.preview, offset, offset, timeline)
                         )
+            except BaseException:
+                if sampled is not None:
+                    await sampled.cancel()
+                raise
             finally:
                 # Closing the stream closes the HTTP response: the engine aborts the request.
                 await stream.aclose()
@@ -324,20 +349,31 @@ class CompletionService:
         timeline.mark("first_line")
         self.backoff.succeeded()
         self._set_engine_state(True, f"engine at {engine.base_url} is answering")
-        completion = fit_to_file(cutter.text, prompt_request, context, mode, options.filters)
+        texts = [cutter.text]
+        if sampled is not None:
+            texts += await sampled.texts()  # cancelling here cancels (and closes) them too
+            timeline.alternative_tokens = sampled.tokens
+        fitted = [fit_to_file(t, prompt_request, context, mode, options.filters) for t in texts]
+        shown = alternatives.placed(
+            timeline.id, fitted, offset, lambda text: replaced_closers(context, text)
+        )
+        if sampled is not None:
+            timeline.alternatives = len(shown)
+            timeline.alternative_chars = [len(other.text) for other in shown[1:]]
         if settings.telemetry.log_source:
-            timeline.text = completion
-        if not completion.strip():
+            timeline.text = shown[0].text if shown else fitted[0]
+        if not shown:
             timeline.finish("empty")
             return None
-        timeline.chars_shown = len(completion)
+        timeline.chars_shown = len(shown[0].text)
         timeline.finish("shown")
         return Suggestion(
             timeline.id,
-            completion,
+            shown[0].text,
             offset,
-            offset + replaced_closers(context, completion),
+            shown[0].end_offset,
             timeline,
+            tuple(shown[1:]),
         )
 
     def _set_engine_state(self, healthy: bool, message: str) -> None:

@@ -190,7 +190,8 @@ class Router:
     async def stream(self, request: CompletionRequest) -> AsyncGenerator[StreamChunk, None]:
         """Stream from the chosen endpoint; an unreachable one is skipped before any output."""
         self._ensure_polling()
-        self._last_request = request
+        if request.n is None:  # probes replay a plain request, not a batch of alternatives
+            self._last_request = request
         tried: set[str] = set()
         while True:
             endpoint = self._choose(tried)
