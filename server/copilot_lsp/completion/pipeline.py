@@ -255,6 +255,7 @@ class CompletionService:
             context.line_after_cursor,
             automatic=automatic,
             multiline=options.multiline == "auto",
+            next_lines=context.next_lines,
         )
         timeline.mode = mode.value
         if mode is Mode.SKIP or not options.enable:
@@ -280,8 +281,11 @@ class CompletionService:
         context = built.context
         request = CompletionRequest(
             prompt=built.prompt,
+            # A hole's one statement may open a block and bring its body (cutting.py); the
+            # stream is closed at its end either way, so the cap costs nothing when it is
+            # a simple statement.
             max_tokens=options.max_tokens
-            if mode is Mode.MULTI_LINE
+            if mode is Mode.MULTI_LINE or not context.line_before_cursor.strip()
             else options.single_line_max_tokens,
             temperature=options.temperature,
             stop=tuple(dict.fromkeys([*template.stop, *settings.prompt.stop])),
