@@ -12,7 +12,7 @@ PROFILE ?= local-cpu
 .PHONY: help setup demo test test-unit test-lsp test-engine lint fmt bench-latency bench-load \
 	engine-up engine-down \
 	engine-status clean test-editors bench-neovim vscode test-vscode test-vscode-e2e bench-context bench-quality \
-	bench-engine bench-engine-quick
+	bench-engine bench-engine-quick bench-overhead
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -93,6 +93,9 @@ bench-quality: setup ## SAFIM Python subsets through the server, with and withou
 bench-latency: setup ## 20 completions of the sample file through the LSP (after make engine-up)
 	$(BIN)/copilot-lsp bench latency $(SAMPLE) --line $(SAMPLE_LINE) --col $(SAMPLE_COL) -n 20 \
 		--json docs/benchmarks/latency-$(PROFILE).json
+
+bench-overhead: setup ## the server's own cost per completion (scripted engine, 5,000-line file, an edit before each)
+	$(BIN)/copilot-lsp bench overhead --json docs/benchmarks/overhead.json
 
 bench-load: setup ## 60 s of replayed typing (50 keys/s, 10 documents) against the scripted engine
 	$(BIN)/copilot-lsp bench load --json docs/benchmarks/load-scripted.json

@@ -90,8 +90,8 @@ class CopilotService:
         return PlacedSuggestion(
             suggestion.id,
             suggestion.text,
-            position_at(request.text, suggestion.offset, encoding),
-            position_at(request.text, suggestion.end_offset, encoding),
+            position_at(request.text, suggestion.offset, encoding, request.prompt.starts),
+            position_at(request.text, suggestion.end_offset, encoding, request.prompt.starts),
         )
 
     async def warm_up(self) -> None:

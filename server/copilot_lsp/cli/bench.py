@@ -59,6 +59,17 @@ def add_parser(commands: Any) -> None:
     )
     quality.add_argument("--json", type=Path, help="write the full report here")
 
+    overhead = benches.add_parser(
+        "overhead",
+        help="the server's own cost per completion (scripted engine, 5,000-line file, edits)",
+        formatter_class=HelpFormatter,
+    )
+    overhead.add_argument("-n", "--count", type=int, default=400, help="measured rounds")
+    overhead.add_argument(
+        "--base-checkout", type=Path, help="also run this checkout's server, alternating"
+    )
+    overhead.add_argument("--json", type=Path, help="write the report here (and a .md beside)")
+
     load = benches.add_parser(
         "load",
         help="replayed typing over stdio: engine requests, in-flight, latency, RSS",
@@ -84,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
         return _quality(args)
     if args.bench == "load":
         return _load(args)
+    if args.bench == "overhead":
+        return _overhead(args)
     return _latency(args)
 
 
@@ -136,6 +149,23 @@ def _load(args: argparse.Namespace) -> int:
     if args.json:
         write_report(result, args.json)
         print(f"report written to {args.json}")
+    return 0
+
+
+def _overhead(args: argparse.Namespace) -> int:
+    from copilot_lsp.bench import overhead
+
+    if args.count < 1:
+        raise CopilotLspError("--count must be positive")
+    base = args.base_checkout
+    if base is not None and not (base / "server" / "copilot_lsp").is_dir():
+        raise CopilotLspError(f"not a checkout with server/copilot_lsp: {base}")
+    with tempfile.TemporaryDirectory(prefix="copilot-lsp-overhead-") as folder:
+        report = asyncio.run(overhead.run_overhead(args.count, Path(folder), base))
+    print(overhead.render(report))
+    if args.json:
+        overhead.write(report, args.json)
+        print(f"report written to {args.json} (and .md)")
     return 0
 
 

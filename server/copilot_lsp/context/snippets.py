@@ -172,8 +172,10 @@ def definitions_incremental(
 ) -> dict[str, list[Definition]]:
     """`definitions(tree, ...)`, reusing what `cache` found in the previous parse.
 
-    The cache is replaced only by a complete pass: one cut short by the deadline returns
-    nothing and leaves the cache as it was.
+    A complete pass replaces the cache (what it no longer holds is dropped). One cut short
+    by the deadline returns nothing but adds what it found to the cache, so that the next
+    call goes on from there: under load, each call finishes a part of the work instead of
+    redoing the same part and giving up every time.
     """
     query = _definition_query(language_id)
     index: dict[str, list[Definition]] = {}
@@ -223,6 +225,7 @@ def definitions_incremental(
     try:
         _, everything = collect(tree.root_node)
     except _DeadlinePassed:
+        cache.chunks.update(fresh)  # keys are content: anything found stays true
         return index
     cache.chunks = fresh
     first_row = tree.root_node.start_point[0]
