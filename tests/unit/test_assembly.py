@@ -121,8 +121,10 @@ def test_fim_template_carries_the_suffix_and_repo_template_files() -> None:
     assert tree is not None
     index = snippets.definitions(tree.tree(other_text), "python", 1e12)
     text2 = "def f(x):\n    return gather()\n"
+    # The cursor below the line that names gather (names on the cursor's own line, half
+    # typed, do not choose snippets: assembly.py).
     repo = build_prompt(
-        request(text2, len(text2) - 1, others=[OtherDocument("pkg/g.py", lambda: index)]),
+        request(text2, len(text2), others=[OtherDocument("pkg/g.py", lambda: index)]),
         load_template("qwen2.5-coder-repo"),
         TokenCounter(),
         limits(repo="demo"),
