@@ -65,3 +65,26 @@ async def test_naive_mode_cuts_at_the_first_line_break_and_holes_keep_their_test
     assert wrong["passed"] is False
     assert engine.requests[0].body["prompt"] == hole.before
     assert engine.requests[0].disconnected  # closed at the line break, not read to the end
+
+
+async def test_early_mode_answers_the_first_line_then_the_rest_at_the_same_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: dict[str, str]
+) -> None:
+    data = find_data_dir(REPO)
+    assert data is not None
+    task = load_tasks(data, "block", 1)[0]
+    indent = task.before[task.before.rfind("\n") + 1 :]
+    lines = ["\n" + indent + line + "\n" for line in task.ground_truth.split("\n")]
+    assert len(lines) > 1
+    engine = await FakeEngine().start()
+    engine.replies = [Reply(chunks=[*lines, "x = 'unrelated'\n"], delay_s=0.3)]
+    for key, value in isolated_env.items():
+        monkeypatch.setenv(key, value)
+    try:
+        results = await quality.run_modes(["early"], [task], engine.url, tmp_path)
+    finally:
+        await engine.stop()
+    (record,) = results["early"]
+    assert record["edit_similarity"] == 1.0  # the whole block, from the second request
+    assert record["first_answer_ms"] < record["round_trip_ms"]
+    assert len(engine.requests) == 1  # one stream served both answers
