@@ -162,11 +162,9 @@ class CompletionService:
         previous = self._inflight.get(uri)
         if previous is not None and not previous.done():
             previous.cancel()
-        remaining = self.typethrough.lookup(uri, text, offset)
+        remaining = self.typethrough.lookup(uri, text, offset, unchanged=request.automatic)
         if remaining is not None:
-            return self._typed_through(
-                uri, timeline, text, offset, remaining.completion, remaining.end_offset
-            )
+            return self._typed_through(timeline, offset, remaining.completion, remaining.end_offset)
         task = asyncio.ensure_future(
             self._run(
                 timeline, request.window, request.prompt, settings, request.automatic, on_partial
@@ -194,13 +192,13 @@ class CompletionService:
         return suggestion
 
     def _typed_through(
-        self, uri: str, timeline: Timeline, text: str, offset: int, completion: str, end: int
+        self, timeline: Timeline, offset: int, completion: str, end: int
     ) -> Suggestion:
         timeline.mode = "type-through"
         timeline.chars_shown = len(completion)
         timeline.finish("shown")
         self._on_timeline(timeline)
-        self.typethrough.remember(uri, Shown(text, offset, end, completion))
+        # The engine's suggestion stays the reference (a backspace may come back into it).
         return Suggestion(timeline.id, completion, offset, end, timeline)
 
     def forget(self, uri: str) -> None:
