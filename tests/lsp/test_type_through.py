@@ -51,7 +51,17 @@ async def test_typing_accepting_a_line_and_backspacing_reuse_the_suggestion(
     assert len(session.engine.requests) == 1
     modes = [record["mode"] for record in (await session.stats())["recent"]]
     assert modes[-3:] == ["type-through"] * 3
+    # Backspaced back to where it was shown (the accepted line deleted again): all of it.
+    session.client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(version=5, uri=uri),
+            [types.TextDocumentContentChangeWholeDocument(SOURCE)],
+        )
+    )
+    items = await session.complete(uri, 1, 4, automatic=True)
+    assert [item.insert_text for item in items] == [SUGGESTION]
+    assert len(session.engine.requests) == 1
     # Something else typed: a fresh request.
-    edit(session, uri, 5, 2, 4, 4, "z")
-    await session.complete(uri, 2, 5, automatic=True)
+    edit(session, uri, 6, 1, 4, 4, "z")
+    await session.complete(uri, 1, 5, automatic=True)
     assert len(session.engine.requests) == 2

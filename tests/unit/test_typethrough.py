@@ -40,10 +40,17 @@ def test_forget() -> None:
     assert typethrough.lookup("u", typed("r"), CURSOR + 1) is None
 
 
-def test_back_where_it_was_shown_the_whole_suggestion_again_when_automatic() -> None:
-    remaining = cache().lookup("u", TEXT, CURSOR, unchanged=True)
+def test_backspaced_back_where_it_was_shown_the_whole_suggestion_again() -> None:
+    typethrough = cache()
+    # Asked again at the same place without typing: a fresh request (the engine may have
+    # changed; the user may want another suggestion).
+    assert typethrough.lookup("u", TEXT, CURSOR, unchanged=True) is None
+    assert typethrough.lookup("u", typed("r"), CURSOR + 1, unchanged=True) is not None
+    remaining = typethrough.lookup("u", TEXT, CURSOR, unchanged=True)  # one backspace
     assert remaining is not None and remaining.completion == "return x + 1"
-    assert cache().lookup("u", TEXT, CURSOR) is None  # asked for explicitly: a fresh one
+    assert typethrough.lookup("u", TEXT, CURSOR) is None  # asked for explicitly: a fresh one
+    typethrough.remember("u", Shown(TEXT, CURSOR, CURSOR, "pass"))
+    assert typethrough.lookup("u", TEXT, CURSOR, unchanged=True) is None
 
 
 def test_backspace_into_the_typed_part_gives_the_rest_from_there() -> None:

@@ -10,8 +10,9 @@ against that one (not against what was served from it since), so that:
 * a line break the editor indented differently from the suggestion still matches: the
   whitespace it put on the new line stands for the suggestion's indentation there;
 * backspacing over typed characters gets the rest from there again, and an automatic
-  request back where it was shown gets the whole of it (one the user asks for explicitly at
-  the same place is a fresh request: they want another suggestion).
+  request back where it was shown, after typing into it, gets the whole of it (asked again
+  at the same place without typing in between, or explicitly by the user, is a fresh
+  request: they want another suggestion, or the engine's state may have changed).
 """
 
 from __future__ import annotations
@@ -37,24 +38,29 @@ class Remaining:
 class TypeThroughCache:
     def __init__(self) -> None:
         self._shown: dict[str, Shown] = {}
+        self._typed_into: set[str] = set()
+        """Documents whose shown suggestion has been typed into since it was made."""
 
     def remember(self, uri: str, shown: Shown) -> None:
         self._shown[uri] = shown
+        self._typed_into.discard(uri)
 
     def forget(self, uri: str) -> None:
         self._shown.pop(uri, None)
+        self._typed_into.discard(uri)
 
     def lookup(
         self, uri: str, text: str, offset: int, *, unchanged: bool = False
     ) -> Remaining | None:
         """The rest of the suggestion if `text` is the text it was made for plus characters
-        typed at its place that follow it; with `unchanged`, also the whole of it when
-        nothing (any more) is typed. None otherwise."""
+        typed at its place that follow it; with `unchanged` (an automatic request), also the
+        whole of it when the typed characters were all deleted again. None otherwise."""
         shown = self._shown.get(uri)
         if shown is None:
             return None
         typed = offset - shown.offset
-        if typed < (0 if unchanged else 1) or len(text) - len(shown.text) != typed:
+        back = unchanged and uri in self._typed_into
+        if typed < (0 if back else 1) or len(text) - len(shown.text) != typed:
             return None
         # Same text before the old cursor and after the new one: nothing else was edited.
         if text[offset:] != shown.text[shown.offset :]:
@@ -64,6 +70,8 @@ class TypeThroughCache:
         rest = _rest(shown.completion, text[shown.offset : offset])
         if not rest or not rest.strip():
             return None  # all of it typed (or only blanks left): a fresh request is due
+        if typed:
+            self._typed_into.add(uri)
         return Remaining(rest, offset + (shown.end_offset - shown.offset))
 
 
