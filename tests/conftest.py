@@ -1,14 +1,56 @@
-"""Shared fixtures: keep every test's files out of the user's state, cache and config dirs."""
+"""Shared fixtures: keep every test's files out of the user's state, cache and config dirs.
+
+Also: per-tier default timeouts (a hang fails fast, with a traceback) and a one-line count
+per tier at the end of the run (`make test` prints them).
+"""
 
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+TESTS = REPO / "tests"
+TIERS = ("unit", "lsp", "engine", "editors", "fuzz", "golden")
+# Above pyproject's default (60 s): the engine tier starts real vLLM engines (minutes on two
+# busy cores, counted in the first test that uses one), the editors tier real Neovim, the
+# fuzz tier a few hundred hypothesis examples per test.
+TIER_TIMEOUT_S = {"engine": 900, "editors": 180, "fuzz": 300}
+
+
+def tier_of(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(TESTS).parts[0]
+    except (ValueError, IndexError):
+        return "other"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        timeout = TIER_TIMEOUT_S.get(tier_of(item.path))
+        if timeout is not None and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(timeout))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    counts: dict[str, Counter[str]] = {}
+    for outcome in ("passed", "failed", "error", "skipped", "xfailed", "xpassed"):
+        for report in terminalreporter.stats.get(outcome, []):
+            if outcome != "error" and getattr(report, "when", "call") not in ("call", "setup"):
+                continue
+            path = Path(str(terminalreporter.config.rootpath), report.nodeid.split("::")[0])
+            counts.setdefault(tier_of(path), Counter())[outcome] += 1
+    if not counts:
+        return
+    terminalreporter.write_sep("-", "per tier")
+    for tier in (*TIERS, *sorted(set(counts) - set(TIERS))):
+        if tier in counts:
+            parts = ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts[tier].items()))
+            terminalreporter.write_line(f"tier {tier}: {parts}")
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,10 +85,12 @@ class Session:
 
 @asynccontextmanager
 async def server_session(
-    env: dict[str, str], engine_url: str, state_dir: Path
+    env: dict[str, str], engine_url: str, state_dir: Path, args: Sequence[str] = ()
 ) -> AsyncIterator[Session]:
-    """Start the server in a subprocess; shut it down cleanly afterwards."""
-    client = await ClientServerConfig(server_command=SERVER, server_env=env).start()
+    """Start the server (with extra command-line `args`) in a subprocess; shut it down
+    cleanly afterwards."""
+    config = ClientServerConfig(server_command=[*SERVER, *args], server_env=env)
+    client = await config.start()
     assert isinstance(client, LanguageClient)
     try:
         yield Session(client, engine_url, state_dir)

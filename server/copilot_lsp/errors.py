@@ -7,7 +7,8 @@ CopilotLspError
 │   ├── EngineUnavailable  connection refused, DNS, timeout before any byte
 │   ├── EngineHTTPError    the engine answered with a non-2xx status
 │   └── EngineStreamError  malformed SSE, or the stream ended before [DONE]
-└── LauncherError          the embedded engine could not be prepared, started or stopped
+├── LauncherError          the embedded engine could not be prepared, started or stopped
+└── UsageError             a command line asks for something impossible (exit status 2)
 
 Only the LSP boundary and the CLI catch the base class.
 """
@@ -54,3 +55,8 @@ class EngineStreamError(EngineError):
 
 class LauncherError(CopilotLspError):
     """The embedded engine could not be prepared, started or stopped."""
+
+
+class UsageError(CopilotLspError):
+    """A command's arguments are wrong (a missing file, a line past the end, a port out of
+    range); the command exits with status 2, as argparse does for its own usage errors."""

@@ -16,12 +16,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from pydantic.alias_generators import to_camel
-from pydantic_settings import (
-    BaseSettings,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-    TomlConfigSettingsSource,
-)
 
 from copilot_lsp import paths
 from copilot_lsp.errors import ConfigError
@@ -185,44 +179,6 @@ def settings_file() -> Path:
     """`$COPILOT_LSP_SETTINGS_FILE`, else `settings.toml` in the user config dir."""
     override = os.environ.get("COPILOT_LSP_SETTINGS_FILE")
     return Path(override).expanduser() if override else paths.config_dir() / "settings.toml"
-
-
-class _SourcedSettings(BaseSettings, Settings):
-    """Settings read from the file and the environment; only used by `base_settings`."""
-
-    model_config = SettingsConfigDict(
-        env_prefix="COPILOT_LSP_",
-        env_nested_delimiter="_",
-        env_nested_max_split=1,
-        case_sensitive=False,
-        extra="ignore",
-    )
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        toml = TomlConfigSettingsSource(settings_cls, toml_file=settings_file())
-        return (init_settings, env_settings, toml)
-
-
-def base_settings() -> Settings:
-    """Defaults < settings file < environment; raises ConfigError naming the bad field."""
-    path = settings_file()
-    try:
-        sourced = _SourcedSettings()
-    except ValidationError as error:
-        raise ConfigError(
-            f"invalid settings (file {path} or COPILOT_LSP_* environment): {_describe(error)}"
-        ) from None
-    except (OSError, ValueError) as error:
-        raise ConfigError(f"cannot read settings file {path}: {error}") from None
-    return Settings.model_validate(sourced.model_dump())
 
 
 def apply_layer(settings: Settings, layer: Mapping[str, Any] | None, source: str) -> Settings:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -33,8 +35,22 @@ async def engine() -> AsyncIterator[FakeEngine]:
         await fake.stop()
 
 
+def renders(events: Path) -> list[str]:
+    """The non-empty ghost texts Neovim has drawn so far (it appends each event at once)."""
+    if not events.exists():
+        return []
+    lines = events.read_text().splitlines()
+    drawn = [json.loads(line) for line in lines if line.endswith("}")]
+    return [e["data"] for e in drawn if e["kind"] == "render" and e.get("data")]
+
+
 async def scenario(
-    name: str, version: str, engine: FakeEngine, env: dict[str, str], tmp_path: Path
+    name: str,
+    version: str,
+    engine: FakeEngine,
+    env: dict[str, str],
+    tmp_path: Path,
+    events: Path | None = None,
 ) -> NeovimRun:
     source = tmp_path / "total.py"
     source.write_text(SOURCE)
@@ -47,6 +63,7 @@ async def scenario(
         file=str(source),
         engine_url=engine.url,
         expect=FULL,
+        **({"events": str(events)} if events else {}),
     )
     assert run.result.get("error") is None, f"{run.result.get('error')}\n{run.stderr}"
     assert run.returncode == 0, run.stderr
@@ -57,15 +74,21 @@ async def scenario(
 async def test_streamed_preview_then_tab_accepts(
     version: str, engine: FakeEngine, isolated_env: dict[str, str], tmp_path: Path
 ) -> None:
-    run = await scenario("stream_accept", version, engine, isolated_env, tmp_path)
+    events = tmp_path / "events.jsonl"
+
+    async def drawn(index: int) -> None:  # chunks 1-3 wait until Neovim drew the one before
+        while 1 <= index <= 3 and len(set(renders(events))) < index:
+            await asyncio.sleep(0.02)
+
+    engine.default = Reply(chunks=CHUNKS, gate=drawn)
+    run = await scenario("stream_accept", version, engine, isolated_env, tmp_path, events=events)
     assert run.result["nvim"].startswith(version)
     assert run.result["builtin"] is (version == "0.12")
     events = [(e["kind"], e["data"]) for e in run.result["events"]]
     first_response = next(i for i, (kind, _) in enumerate(events) if kind == "response")
     previews = [text for kind, text in events[:first_response] if kind == "render" and text]
     # Ghost text appeared and grew token by token before the answer arrived.
-    assert len(previews) >= 3
-    assert previews[0] == "result"
+    assert previews[:3] == ["result", "result = 0", "result = 0\n    result +="]
     assert all(FULL.startswith(text) for text in previews)
     assert previews[-1] == FULL  # the last preview is the answer: nothing jumps at hand-over
     assert events[first_response][1] == FULL
@@ -91,6 +114,23 @@ async def test_dismiss_and_accept_word_are_tracked(
     assert outcomes["dismissed"] == 1
     assert outcomes["partially_accepted"] >= 1
     assert "accepted" not in outcomes
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_next_prev_and_accept_line_keys(
+    version: str, engine: FakeEngine, isolated_env: dict[str, str], tmp_path: Path
+) -> None:
+    run = await scenario("keys", version, engine, isolated_env, tmp_path)
+    assert run.result.get("before_next") is None  # automatic requests are off
+    assert run.result["after_prev"] == FULL  # the answer has one item: it stays
+    assert run.result["after_line"][1:3] == ["    result = 0", ""]
+    recent = run.result["stats"]["recent"]
+    assert len(engine.requests) == 1, (recent, run.result["events"])
+    # 0.11: the plugin asks on <M-]> as invoked. 0.12: vim.lsp.inline_completion asks by
+    # itself (as automatic) and <M-]> / <M-[> select among its items.
+    assert recent[0]["trigger"] == ("invoked" if version == "0.11" else "automatic"), recent
+    outcomes = run.result["stats"]["outcomes"]
+    assert outcomes["partially_accepted"] == 1 and "accepted" not in outcomes
 
 
 async def test_setup_rejects_bad_options(isolated_env: dict[str, str], tmp_path: Path) -> None:

@@ -47,7 +47,11 @@ def real_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealEngine
         try:
             yield RealEngine(state.url, state_dir, state.pid)
         finally:
-            launcher.engine_down()
+            stopped = launcher.engine_down()
+        # `engine down` stopped the real engine: its state is gone and its port is closed.
+        assert stopped is not None and stopped.pid == state.pid
+        assert launcher.read_state() is None
+        assert not launcher.health(state.url.removesuffix("/v1"), timeout=5)
     finally:
         if previous is None:
             os.environ.pop("COPILOT_LSP_STATE_DIR", None)

@@ -159,9 +159,10 @@ async def test_prompt_token_counts_match_the_engine_tokenizer(real_engine: RealE
     counter = chosen.counter
     assert counter.exact, counter.source
     sample = SAMPLE.read_text()
-    answer = httpx.post(
-        f"{real_engine.root}/tokenize",
-        json={"model": "smollm2-135m", "prompt": sample, "add_special_tokens": False},
-        timeout=30,
-    ).json()
+    async with httpx.AsyncClient(timeout=30) as http:
+        response = await http.post(
+            f"{real_engine.root}/tokenize",
+            json={"model": "smollm2-135m", "prompt": sample, "add_special_tokens": False},
+        )
+    answer = response.json()
     assert counter.count(sample) == answer["count"]

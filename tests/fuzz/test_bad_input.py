@@ -94,8 +94,15 @@ async def test_binary_content_and_unknown_language_ids(session: Session) -> None
     prompt = await prompt_at(session, uri, 1, 2)
     assert prompt is not None and blob.rstrip() in prompt
     uri2 = session.open("", uri="file:///work/empty", language="")
-    await session.complete(uri2, 0, 0)  # answered (what with does not matter)
-    assert (await session.stats())["engine"]["url"] == session.engine.url
+    # An empty document with no language id: an empty prompt, a multi-line answer at (0, 0).
+    items = await session.complete(uri2, 0, 0)
+    assert [(i.insert_text, str(i.range)) for i in items] == [("ok", "0:0-0:0")]
+    assert session.engine.requests[-1].body["prompt"] == ""
+    recent = (await session.stats())["recent"]
+    assert [(r["language"], r["mode"], r["outcome"]) for r in recent] == [
+        ("klingon-42", "single-line", "shown"),
+        ("", "multi-line", "shown"),
+    ]
 
 
 async def test_edits_against_unknown_documents_are_reported_and_ignored(session: Session) -> None:

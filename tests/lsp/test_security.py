@@ -3,14 +3,15 @@ network traffic but the engine's."""
 
 from __future__ import annotations
 
+import ast
 import asyncio
-import json
 import logging
 import os
 import ssl
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -23,6 +24,7 @@ from copilot_lsp.engine.tls import verify_option
 from copilot_lsp.errors import ConfigError, EngineUnavailable
 from copilot_lsp.settings import EngineSettings
 from copilot_lsp.testing.fake_engine import FakeEngine, Reply
+from tests.lsp.conftest import FakeSession as Session
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -87,6 +89,44 @@ async def test_turning_verification_off_works_and_warns(
         assert await client.list_models() == ["fake-model"]
     finally:
         await client.aclose()
+
+
+# --- TLS through the server, configured the way users configure it -------------------------
+
+
+async def tls_completion(
+    session: Session, engine: FakeEngine, engine_options: dict[str, Any]
+) -> list[str | None]:
+    engine.default = Reply(chunks=["over_tls"])
+    await session.initialize({"engine": engine_options}, engine_url=engine.url)
+    uri = session.open("x = \n")
+    return [i.insert_text for i in await session.complete(uri, 0, 4)]
+
+
+async def test_engine_ca_file_setting_trusts_a_private_ca(
+    session: Session, tls_engine: FakeEngine, ca: trustme.CA, tmp_path: Path
+) -> None:
+    bundle = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(bundle))
+    assert await tls_completion(session, tls_engine, {"caFile": str(bundle)}) == ["over_tls"]
+    assert len(tls_engine.requests) == 1
+
+
+async def test_a_self_signed_engine_is_refused_by_default(
+    session: Session, tls_engine: FakeEngine
+) -> None:
+    assert await tls_completion(session, tls_engine, {}) == []
+    assert tls_engine.requests == []  # the handshake failed: no prompt left the server
+    stats = await session.stats()
+    assert stats["outcomes"] == {"error": 1}
+    assert "CERTIFICATE_VERIFY_FAILED" in stats["recent"][-1]["error"]
+
+
+async def test_tls_verify_false_setting_accepts_a_self_signed_engine(
+    session: Session, tls_engine: FakeEngine
+) -> None:
+    assert await tls_completion(session, tls_engine, {"tlsVerify": False}) == ["over_tls"]
+    assert len(tls_engine.requests) == 1
 
 
 # --- a whole server run, watched ----------------------------------------------------------
@@ -204,12 +244,89 @@ def written_files(state: Path) -> set[str]:
     return {p.name for p in state.rglob("*") if p.is_file()}
 
 
+NETWORK_MODULES = {
+    "aiohttp",
+    "ftplib",
+    "http",
+    "httpx",
+    "requests",
+    "smtplib",
+    "socket",
+    "ssl",
+    "urllib",
+    "urllib3",
+    "websockets",
+}
+PACKAGE = Path(__file__).resolve().parents[2] / "server" / "copilot_lsp"
+
+
+def imported_modules(source: str) -> set[str]:
+    """Every module `source` imports (absolute names; `from . import x` stays relative)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "__import__":
+            names.add("<dynamic import>")
+        elif isinstance(node, ast.Attribute) and node.attr in ("open_connection", "import_module"):
+            names.add(f"<{node.attr}>")
+    return names
+
+
+def network_imports(root: Path) -> dict[str, set[str]]:
+    """Network modules imported by the modules under `root`, following copilot_lsp's own
+    imports transitively: {module file: forbidden names}."""
+    found: dict[str, set[str]] = {}
+    todo, seen = sorted(root.glob("*.py")), set()
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        names = imported_modules(path.read_text(encoding="utf-8"))
+        bad = {n for n in names if n.split(".")[0] in NETWORK_MODULES or n.startswith("<")}
+        if bad:
+            found[str(path.relative_to(PACKAGE))] = bad
+        for name in names:
+            if name.startswith("copilot_lsp."):
+                parts = name.split(".")[1:]
+                for candidate in (
+                    PACKAGE.joinpath(*parts).with_suffix(".py"),
+                    PACKAGE.joinpath(*parts, "__init__.py"),
+                ):
+                    if candidate.exists():
+                        todo.append(candidate)
+    return found
+
+
+def test_the_import_check_sees_every_form_of_import() -> None:
+    forms = [
+        "import httpx",
+        "from httpx import AsyncClient",
+        "import urllib.request as r",
+        "from http.client import HTTPConnection",
+        "import socket",
+        "x = __import__('socket')",
+        "importlib.import_module('httpx')",
+        "await asyncio.open_connection('h', 1)",
+    ]
+    for source in forms:
+        names = imported_modules(source)
+        assert any(n.split(".")[0] in NETWORK_MODULES or n.startswith("<") for n in names), source
+    assert imported_modules("import json\nfrom pathlib import Path") == {
+        "json",
+        "pathlib",
+        "pathlib.Path",
+    }
+
+
 def test_telemetry_has_no_network_sink() -> None:
     """Telemetry writes a local JSON-lines file and keeps percentiles in memory: nothing in
-    copilot_lsp/telemetry may import a network client."""
-    root = Path(__file__).resolve().parents[2] / "server" / "copilot_lsp" / "telemetry"
-    for source in root.glob("*.py"):
-        text = source.read_text(encoding="utf-8")
-        for forbidden in ("httpx", "urllib", "requests", "socket", "http.client"):
-            assert f"import {forbidden}" not in text, (source.name, forbidden)
-    assert json.loads("{}") == {}
+    copilot_lsp/telemetry, nor anything of copilot_lsp it imports, imports a network client."""
+    assert network_imports(PACKAGE / "telemetry") == {}
+    # The check does see a network client where there is one (the engine client).
+    engine = network_imports(PACKAGE / "engine")
+    assert any("httpx" in names for names in engine.values()), engine

@@ -41,6 +41,16 @@ def test_retry_after_is_honoured_for_every_request_up_to_a_cap() -> None:
     assert backoff.wait_s(automatic=False) == 0
 
 
+def test_a_retry_after_pause_ends_by_itself() -> None:
+    clock = Clock()
+    backoff = Backoff(clock)
+    assert backoff.failed(8.0, retry_after_s=60.0) == 60.0
+    clock.now += 59.5
+    assert backoff.wait_s(automatic=False) == 0.5 and backoff.wait_s(automatic=True) == 0.5
+    clock.now += 0.5
+    assert backoff.wait_s(automatic=False) == 0 and backoff.wait_s(automatic=True) == 0
+
+
 def test_retry_after_header_forms() -> None:
     assert retry_after(None) is None and retry_after("") is None
     assert retry_after("3") == 3.0 and retry_after("-4") == 0.0

@@ -43,12 +43,26 @@ def test_stats_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_complete_rejects_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["complete", str(tmp_path / "missing.py"), "--line", "1", "--col", "1"]) == 1
+    """Bad input exits 2 (as argparse's own errors), apart from "no suggestion" (1) and an
+    unreachable engine (3), before any server is started."""
+    assert main(["complete", str(tmp_path / "missing.py"), "--line", "1", "--col", "1"]) == 2
     assert "no such file" in capsys.readouterr().err
     source = tmp_path / "a.py"
     source.write_text("x = 1\n")
-    assert main(["complete", str(source), "--line", "0", "--col", "1"]) == 1
+    assert main(["complete", str(source), "--line", "0", "--col", "1"]) == 2
     assert "1-based" in capsys.readouterr().err
+    assert main(["complete", str(source), "--line", "3", "--col", "1"]) == 2
+    assert "past the end of" in capsys.readouterr().err
+    assert main(["complete", str(source), "--line", "1", "--col", "7"]) == 2
+    assert "the last column is 6" in capsys.readouterr().err
+
+
+def test_complete_help_documents_the_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["complete", "--help"])
+    out = capsys.readouterr().out
+    for line in ("0  a suggestion", "1  the engine answered", "2  bad input", "3  the engine"):
+        assert line in out
 
 
 def test_unknown_profile_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:

@@ -16,7 +16,8 @@ from safetensors.torch import load_file
 from copilot_lsp.draft import export
 from copilot_lsp.draft.eagle import EagleShape
 from copilot_lsp.draft.eagle3 import Eagle3Head, default_aux_layers
-from copilot_lsp.draft.objectives import Batch, eagle3_acceptance, eagle3_loss
+from copilot_lsp.draft.objectives import Batch
+from copilot_lsp.draft.recipes.eagle3 import eagle3_acceptance, eagle3_loss
 from copilot_lsp.errors import ConfigError
 
 SHAPE = EagleShape(

@@ -75,7 +75,7 @@ def test_labels_are_sorted_and_special_values_parse() -> None:
 def test_escaped_label_value_and_timestamp() -> None:
     [sample] = parse_metrics('m{path="a\\"b",x="1"} 4.5 1700000000000\n')
     assert sample.value == 4.5
-    assert sample.label("path") == 'a\\"b'
+    assert sample.label("path") == 'a"b'  # unescaped, as Prometheus reads it
     assert sample.label("x") == "1"
 
 

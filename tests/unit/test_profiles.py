@@ -225,9 +225,12 @@ num_speculative_tokens = 12
 prompt_lookup_max = 4
 """
     path = write(tmp_path, BASE_TOML + spec)
-    try:
-        profile = load_profile(str(path))
-    except ConfigError:
-        return  # rejecting the profile is a fine fix too
-    config = json.loads(flag_value(profile.command("/m"), "--speculative-config"))
-    assert config["num_speculative_tokens"] == 3
+    with pytest.raises(
+        ConfigError,
+        match=r"speculative\.options: .*set num_speculative_tokens in \[speculative\] itself",
+    ):
+        load_profile(str(path))
+    # Without the clash the same options pass through to --speculative-config.
+    path = write(tmp_path, BASE_TOML + spec.replace("num_speculative_tokens = 12\n", ""))
+    config = json.loads(flag_value(load_profile(str(path)).command("/m"), "--speculative-config"))
+    assert config == {"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}

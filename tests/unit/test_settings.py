@@ -16,8 +16,8 @@ from copilot_lsp.settings import (
     CompletionSettings,
     Settings,
     apply_layer,
-    base_settings,
 )
+from copilot_lsp.settings_layers import base_settings
 
 SECRET = "sk-very-secret-0123456789"
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -86,24 +85,11 @@ def test_alert_rules_use_real_vllm_counters_and_the_client_threshold() -> None:
     assert f"< {threshold}" in low["expr"]
 
 
-def test_dashboard_queries_only_metrics_vllm_exports() -> None:
+def test_dashboard_panels_have_distinct_ids_and_queries() -> None:
+    # Which metrics exist is checked against the real engine's /metrics in tests/engine.
     dashboard = json.loads((MONITORING / "grafana-dashboard.json").read_text())
-    exprs = [t["expr"] for panel in dashboard["panels"] for t in panel["targets"]]
-    names = set(re.findall(r"vllm:[a-z_]+", "\n".join(exprs)))
-    known = {
-        "vllm:spec_decode_num_drafts_total",
-        "vllm:spec_decode_num_draft_tokens_total",
-        "vllm:spec_decode_num_accepted_tokens_total",
-        "vllm:spec_decode_num_accepted_tokens_per_pos_total",
-        "vllm:generation_tokens_total",
-        "vllm:num_requests_running",
-        "vllm:num_requests_waiting",
-        "vllm:time_to_first_token_seconds_bucket",
-        "vllm:inter_token_latency_seconds_bucket",
-        "vllm:kv_cache_usage_perc",
-    }
-    assert names <= known, names - known
     assert len({panel["id"] for panel in dashboard["panels"]}) == len(dashboard["panels"])
+    assert all(t["expr"].strip() for panel in dashboard["panels"] for t in panel["targets"])
 
 
 @pytest.mark.parametrize("method", ["baseline", "eagle", "eagle3", "medusa", "ngram"])

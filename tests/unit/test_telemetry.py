@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -222,13 +223,22 @@ def test_read_log_missing_file(tmp_path: Path) -> None:
     assert list(read_log(tmp_path / "absent.jsonl")) == []
 
 
-def test_completion_log_write_failure_is_swallowed(tmp_path: Path) -> None:
+def test_completion_log_write_failure_is_reported_once_and_costs_only_those_lines(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    log = CompletionLog(blocker / "sub" / "c.jsonl")  # parent is a file: mkdir fails
-    log.append({"id": "a"})
-    log.append({"id": "b"})
+    path = blocker / "sub" / "c.jsonl"
+    log = CompletionLog(path)  # parent is a file: mkdir fails
+    with caplog.at_level(logging.WARNING, logger="copilot_lsp.telemetry.log"):
+        log.append({"id": "a"})
+        log.append({"id": "b"})
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and str(path) in warnings[0], warnings
     assert blocker.read_text() == "x"
+    blocker.unlink()  # the disk problem goes away: the log works again, with later lines
+    log.append({"id": "c"})
+    assert [r["id"] for r in read_log(path)] == ["c"]
 
 
 def test_read_log_skips_line_with_invalid_utf8(tmp_path: Path) -> None:

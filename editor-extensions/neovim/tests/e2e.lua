@@ -140,6 +140,32 @@ function scenarios.partial_dismiss()
   H.type("<Esc>")
 end
 
+-- With automatic requests off: <M-]> asks the server now (nothing shown), <M-[> keeps the
+-- answer's only item, <M-l> accepts its next line.
+function scenarios.keys()
+  start({ auto_trigger = false })
+  vim.api.nvim_win_set_cursor(0, { 2, 0 })
+  H.type("A")
+  local full = os.getenv("COPILOT_E2E_EXPECT")
+  H.result.before_next = suggestion_text()
+  H.type("<M-]>")
+  -- The answer itself, not only its streamed preview: <M-[> before the answer would ask again.
+  H.wait_until(function()
+    return answered() and suggestion_text() == full
+  end, "the suggestion <M-]> asked for")
+  H.type("<M-[>")
+  H.result.after_prev = suggestion_text()
+  H.type("<M-l>")
+  H.wait_until(function()
+    return H.lines()[2] == "    result = 0"
+  end, "one line accepted")
+  H.result.after_line = H.lines()
+  H.result.stats = stats_where(function(s)
+    return (s.outcomes.partially_accepted or 0) >= 1
+  end, "the partial accept in copilot/stats")
+  H.type("<Esc>")
+end
+
 -- setup() rejects bad options with a message and starts nothing.
 function scenarios.bad_options()
   local messages = {}

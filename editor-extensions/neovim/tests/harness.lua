@@ -6,8 +6,20 @@ local H = { result = { events = {} } }
 local out = assert(os.getenv("COPILOT_E2E_OUT"), "COPILOT_E2E_OUT is not set")
 local finished = false
 
+-- COPILOT_E2E_EVENTS (optional): each event is also appended there at once, one JSON line,
+-- so that the test driving Neovim can wait for what it has drawn (instead of sleeping).
+local events_path = os.getenv("COPILOT_E2E_EVENTS")
+
 function H.log(kind, data)
-  table.insert(H.result.events, { kind = kind, data = data, t = vim.uv.hrtime() / 1e6 })
+  local event = { kind = kind, data = data, t = vim.uv.hrtime() / 1e6 }
+  table.insert(H.result.events, event)
+  if events_path then
+    local file = io.open(events_path, "a")
+    if file then
+      file:write(vim.json.encode(event) .. "\n")
+      file:close()
+    end
+  end
 end
 
 function H.finish(err)

@@ -7,7 +7,6 @@ Targets (issue 3): context build p99 <= 10 ms after the first parse, incremental
 
 from __future__ import annotations
 
-import json
 import platform
 import random
 import re
@@ -168,8 +167,3 @@ def render(report: dict[str, Any]) -> str:
         )
     lines.append(f"token counts: {report['tokenizer']}")
     return "\n".join(lines)
-
-
-def write(report: dict[str, Any], out: Path) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2), encoding="utf-8")

@@ -6,7 +6,6 @@ percentiles cover the rest, the steady state a user typing in one file sees.
 
 from __future__ import annotations
 
-import json
 import platform
 import time
 from pathlib import Path
@@ -66,8 +65,3 @@ def render(report: dict[str, Any]) -> str:
         format_table(report["stages"]),
     ]
     return "\n".join(lines)
-
-
-def write_report(report: dict[str, Any], out: Path) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2), encoding="utf-8")

@@ -33,6 +33,8 @@ from copilot_lsp.testing.fake_engine import FakeEngine, Reply
 
 WARMUP_SAMPLES = 5
 """RSS samples (1 s apart) taken before the baseline for growth after warm-up."""
+RSS_MINUTE_S = 60.0
+"""Spacing of the per-minute RSS series kept for soaks (`rss_by_minute`)."""
 
 
 @dataclass
@@ -77,6 +79,8 @@ class LoadReport:
     completion_errors: int = 0
     cheap_latency_ms: list[float] = field(default_factory=list)
     rss_kib: list[int] = field(default_factory=list)
+    rss_by_minute: list[int] = field(default_factory=list)
+    """RSS at the start and after each whole minute of load: a soak's growth curve."""
     server_stats: dict[str, Any] = field(default_factory=dict)
 
 
@@ -98,9 +102,14 @@ async def _cheap_requests(editor: TypingEditor, stop: asyncio.Event, out: list[f
             await asyncio.wait_for(stop.wait(), 0.1)
 
 
-async def _sample_rss(pid: int, stop: asyncio.Event, out: list[int]) -> None:
+async def _sample_rss(pid: int, stop: asyncio.Event, report: LoadReport) -> None:
+    loop = asyncio.get_running_loop()
+    start = loop.time()
     while not stop.is_set():
-        out.append(_rss_kib(pid))
+        value = _rss_kib(pid)
+        report.rss_kib.append(value)
+        if loop.time() - start >= RSS_MINUTE_S * len(report.rss_by_minute):
+            report.rss_by_minute.append(value)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), 1.0)
 
@@ -146,7 +155,7 @@ async def run_load(
         report.rss_kib.append(_rss_kib(editor.pid))
         background = [
             asyncio.ensure_future(_cheap_requests(editor, stop, report.cheap_latency_ms)),
-            asyncio.ensure_future(_sample_rss(editor.pid, stop, report.rss_kib)),
+            asyncio.ensure_future(_sample_rss(editor.pid, stop, report)),
         ]
         schedule = typing_schedule(duration_s, rate, documents, seed)
         loop = asyncio.get_running_loop()
@@ -235,6 +244,11 @@ def _summarise(
             "growth": (rss[-1] - rss[0]) if rss else None,
             "after_warmup": warm,
             "growth_after_warmup": (rss[-1] - warm) if rss and warm else None,
+            "by_minute": report.rss_by_minute,
+            # A soak's figure: from the end of its first minute to the end of the run.
+            "growth_after_first_minute": (
+                rss[-1] - report.rss_by_minute[1] if rss and len(report.rss_by_minute) > 1 else None
+            ),
         },
         "outcomes": report.server_stats.get("outcomes"),
     }
@@ -280,6 +294,15 @@ def render(result: dict[str, Any]) -> str:
         ),
         ("outcomes", json.dumps(result.get("outcomes"))),
     ]
+    if len(rss.get("by_minute") or []) > 1:
+        rows.insert(
+            -1,
+            (
+                "RSS each minute",
+                " ".join(str(value) for value in rss["by_minute"])
+                + f" KiB (growth after the first minute {rss['growth_after_first_minute']} KiB)",
+            ),
+        )
     width = max(len(name) for name, _ in rows)
     return "\n".join(f"{name.ljust(width)}  {value}" for name, value in rows)
 
@@ -287,8 +310,3 @@ def render(result: dict[str, Any]) -> str:
 def _cap(result: dict[str, Any]) -> Any:
     completion = (result.get("settings") or {}).get("completion") or {}
     return completion.get("maxInflight", "default")
-
-
-def write_report(result: dict[str, Any], out: Path) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2), encoding="utf-8")

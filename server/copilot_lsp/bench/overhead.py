@@ -9,7 +9,6 @@ before/after comparison sees the same machine load.
 
 from __future__ import annotations
 
-import json
 import platform
 import statistics
 import sys
@@ -182,7 +181,6 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write(report: dict[str, Any], out: Path) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2), encoding="utf-8")
+def write_markdown(report: dict[str, Any], out: Path) -> None:
+    """The Markdown table beside the JSON report written to `out`."""
     out.with_suffix(".md").write_text(markdown(report), encoding="utf-8")

@@ -296,8 +296,3 @@ def render(report: dict[str, Any]) -> str:
         "line break"
     )
     return "\n".join(lines)
-
-
-def write(report: dict[str, Any], out: Path) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2), encoding="utf-8")

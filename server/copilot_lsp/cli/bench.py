@@ -1,4 +1,5 @@
-"""`copilot-lsp bench …`: the benchmarks; each prints a table and can write its JSON report."""
+"""`copilot-lsp bench …`: the benchmarks; each prints a table (or with `--json` its JSON report)
+and can write the JSON report (`--out PATH`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from copilot_lsp.bench.decoding import command as decoding
-from copilot_lsp.cli.output import HelpFormatter
+from copilot_lsp.bench.replay import command as replay
+from copilot_lsp.cli.output import HelpFormatter, add_report_options, emit_report
 from copilot_lsp.errors import CopilotLspError
 
 
@@ -27,8 +29,9 @@ def add_parser(commands: Any) -> None:
     latency.add_argument("--line", type=int, required=True, help="1-based line")
     latency.add_argument("--col", type=int, required=True, help="1-based column (UTF-16)")
     latency.add_argument("-n", "--count", type=int, default=20)
-    latency.add_argument("--json", type=Path, help="write the full report here")
+    add_report_options(latency)
     decoding.add_parser(benches, HelpFormatter)
+    replay.add_parser(benches)
 
     context = benches.add_parser(
         "context",
@@ -37,7 +40,7 @@ def add_parser(commands: Any) -> None:
     )
     context.add_argument("files", type=Path, nargs="*", help="default: large stdlib modules")
     context.add_argument("-n", "--samples", type=int, default=300)
-    context.add_argument("--json", type=Path, help="write the full report here")
+    add_report_options(context)
     quality = benches.add_parser(
         "quality",
         help="SAFIM Python subsets through the real server, with and without filters",
@@ -57,7 +60,7 @@ def add_parser(commands: Any) -> None:
     quality.add_argument(
         "--base-checkout", type=Path, help="another checkout whose server runs the MODE@base modes"
     )
-    quality.add_argument("--json", type=Path, help="write the full report here")
+    add_report_options(quality)
 
     overhead = benches.add_parser(
         "overhead",
@@ -68,7 +71,7 @@ def add_parser(commands: Any) -> None:
     overhead.add_argument(
         "--base-checkout", type=Path, help="also run this checkout's server, alternating"
     )
-    overhead.add_argument("--json", type=Path, help="write the report here (and a .md beside)")
+    add_report_options(overhead)
 
     load = benches.add_parser(
         "load",
@@ -82,12 +85,15 @@ def add_parser(commands: Any) -> None:
     load.add_argument("--debounce-ms", type=int, help="completion.debounce_ms for the run")
     load.add_argument("--engine-url", help="a real engine (default: the scripted one, loopback)")
     load.add_argument("--quick", action="store_true", help="10 s instead of --duration")
-    load.add_argument("--json", type=Path, help="write the full report here")
+    add_report_options(load)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.bench == "engine":
         print(decoding.run(args))
+        return 0
+    if args.bench == "replay":
+        print(replay.run(args))
         return 0
     if args.bench == "context":
         return _context(args)
@@ -101,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _latency(args: argparse.Namespace) -> int:
-    from copilot_lsp.bench.latency import render, run_latency_bench, write_report
+    from copilot_lsp.bench.latency import render, run_latency_bench
 
     if args.line < 1 or args.col < 1 or args.count < 1:
         raise CopilotLspError("--line, --col and --count must be positive")
@@ -116,15 +122,12 @@ def _latency(args: argparse.Namespace) -> int:
             args.count,
         )
     )
-    print(render(report))
-    if args.json:
-        write_report(report, args.json)
-        print(f"report written to {args.json}")
+    emit_report(args, report, render(report))
     return 0
 
 
 def _load(args: argparse.Namespace) -> int:
-    from copilot_lsp.bench.load import render, run_load, write_report
+    from copilot_lsp.bench.load import render, run_load
 
     if args.duration <= 0 or args.rate <= 0 or args.documents < 1:
         raise CopilotLspError("--duration, --rate and --documents must be positive")
@@ -145,10 +148,7 @@ def _load(args: argparse.Namespace) -> int:
             options=options,
         )
     )
-    print(render(result))
-    if args.json:
-        write_report(result, args.json)
-        print(f"report written to {args.json}")
+    emit_report(args, result, render(result))
     return 0
 
 
@@ -162,10 +162,10 @@ def _overhead(args: argparse.Namespace) -> int:
         raise CopilotLspError(f"not a checkout with server/copilot_lsp: {base}")
     with tempfile.TemporaryDirectory(prefix="copilot-lsp-overhead-") as folder:
         report = asyncio.run(overhead.run_overhead(args.count, Path(folder), base))
-    print(overhead.render(report))
-    if args.json:
-        overhead.write(report, args.json)
-        print(f"report written to {args.json} (and .md)")
+    emit_report(args, report, overhead.render(report))
+    written = args.out or (Path(args.json) if isinstance(args.json, str) else None)
+    if written is not None:
+        overhead.write_markdown(report, written)
     return 0
 
 
@@ -177,10 +177,7 @@ def _context(args: argparse.Namespace) -> int:
     if missing or not files:
         raise CopilotLspError(f"no such file: {', '.join(missing) or 'no files given'}")
     report = context.run_context_bench(files, args.samples)
-    print(context.render(report))
-    if args.json:
-        context.write(report, args.json)
-        print(f"report written to {args.json}")
+    emit_report(args, report, context.render(report))
     return 0
 
 
@@ -211,8 +208,5 @@ def _quality(args: argparse.Namespace) -> int:
                 data, subsets, args.limit, modes, args.engine_url, Path(folder), base
             )
         )
-    print(quality.render(report))
-    if args.json:
-        quality.write(report, args.json)
-        print(f"report written to {args.json}")
+    emit_report(args, report, quality.render(report))
     return 0

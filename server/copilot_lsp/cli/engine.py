@@ -1,4 +1,5 @@
-"""`copilot-lsp engine …`: prepare the embedded model, start, stop and inspect vLLM."""
+"""`copilot-lsp engine …`: prepare the embedded model, start, stop and inspect vLLM
+(`engine status`: cli/engine_status.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import shlex
 from typing import Any
 
 from copilot_lsp.cli.output import HelpFormatter, say
+from copilot_lsp.serving.profiles import port_number
 
 DEFAULT_PROFILE = "local-cpu"
 
@@ -26,7 +28,7 @@ def add_parser(commands: Any) -> None:
         "up", help="start the engine and wait until it is healthy", formatter_class=HelpFormatter
     )
     up.add_argument("--profile", default=DEFAULT_PROFILE, help="name in configs/profiles or a path")
-    up.add_argument("--port", type=int, help="override the profile's port")
+    up.add_argument("--port", type=port_number, help="override the profile's port (1-65535)")
     up.add_argument(
         "--allow-draft-mismatch",
         action="store_true",
@@ -36,9 +38,17 @@ def add_parser(commands: Any) -> None:
         "down", help="stop the engine started by `engine up`", formatter_class=HelpFormatter
     )
     status = actions.add_parser(
-        "status", help="health, URL, model, speculative counters", formatter_class=HelpFormatter
+        "status",
+        help="the engine the server would use: where from, health, model, prompt family, "
+        "speculative counters",
+        description="The engine the server would complete with (engine.url from the settings "
+        "file or COPILOT_LSP_ENGINE_URL, else the one `engine up` started, else the default), "
+        "whether `engine up` started it, whether it answers, what it serves, the prompt "
+        "family the server would use for it and its speculative-decoding counters. Exit "
+        "status 0 when it answers, 3 when not.",
+        formatter_class=HelpFormatter,
     )
-    status.add_argument("--json", action="store_true")
+    status.add_argument("--json", action="store_true", help="print JSON on stdout")
     status.add_argument(
         "--window",
         type=float,
@@ -75,11 +85,15 @@ def run(args: argparse.Namespace) -> int:
         stopped = launcher.engine_down()
         say(f"stopped engine pid {stopped.pid}" if stopped else "no engine was running")
     elif args.action == "status":
-        report = launcher.engine_status(window_s=args.window)
+        from copilot_lsp.cli.engine_status import print_status, status_report
+
+        report = status_report(window_s=args.window)
+        for message in report["messages"]:
+            say(f"copilot-lsp: invalid settings: {message}")
         if args.json:
             print(json.dumps(report, indent=2))
         else:
-            _print_status(report)
+            print_status(report)
         return 0 if report["healthy"] else 3
     elif args.action == "command":
         profile = load_profile(args.profile)
@@ -94,36 +108,6 @@ def run(args: argparse.Namespace) -> int:
     elif args.action == "profiles":
         print("\n".join(available_profiles()))
     return 0
-
-
-def _print_status(report: dict[str, Any]) -> None:
-    if report["url"] is None:
-        print("engine: not started (run `copilot-lsp engine up`)")
-        return
-    print(f"engine:  {'healthy' if report['healthy'] else 'NOT healthy'} at {report['url']}")
-    print(
-        f"profile: {report.get('profile')}  model: {report.get('model')}  pid: {report.get('pid')}"
-    )
-    if "spec_decode" in report:
-        print(
-            f"running requests: {report['requests_running']}  generated tokens: "
-            f"{report['generation_tokens']}"
-        )
-        spec = report["spec_decode"]
-        if spec["drafts"]:
-            print(
-                f"speculative: acceptance {spec['acceptance_rate']}, mean accepted length "
-                f"{spec['mean_accepted_length']}, per position {spec['accepted_per_position']}"
-            )
-        else:
-            print("speculative: no drafts (plain decoding)")
-    window = report.get("window")
-    if window:
-        print(
-            f"last {window['window_s']:.0f} s: acceptance {window['acceptance_rate']}, mean "
-            f"accepted length {window['mean_accepted_length']}, per position "
-            f"{window['per_position']} over {window['drafts']} drafts"
-        )
 
 
 def _shell_join(argv: list[str]) -> str:

@@ -1,9 +1,13 @@
-"""What every command module shares: progress on stderr, and help that shows defaults."""
+"""What every command module shares: progress on stderr, help that shows defaults, and the
+`--json`/`--out` pair of the commands with a report."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
+from typing import Any
 
 
 def say(message: str) -> None:
@@ -19,3 +23,35 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         if action.default is None or action.default is False or action.default == []:
             return action.help
         return super()._get_help_string(action)
+
+
+def add_report_options(parser: argparse.ArgumentParser) -> None:
+    """`--json` (print the report as JSON on stdout) and `--out PATH` (write it to a file),
+    as every command that has a report spells them."""
+    parser.add_argument(
+        "--json",
+        nargs="?",
+        const=True,
+        default=False,
+        metavar="PATH",
+        help="print the report as JSON on stdout instead of the table (`--json PATH`, the "
+        "old spelling of `--out PATH`, still works in this release, with a warning)",
+    )
+    parser.add_argument("--out", type=Path, metavar="PATH", help="write the JSON report here")
+
+
+def emit_report(args: argparse.Namespace, report: dict[str, Any], table: str) -> None:
+    """The table (or with `--json` the JSON) on stdout; with `--out` the JSON into a file."""
+    out: Path | None = args.out
+    as_json = args.json is True
+    if isinstance(args.json, str):
+        say(
+            f"copilot-lsp: `--json {args.json}` is deprecated: use `--out {args.json}` "
+            "(`--json` alone prints the JSON on stdout)"
+        )
+        out = out or Path(args.json)
+    print(json.dumps(report, indent=2) if as_json else table)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report, indent=2), encoding="utf-8")
+        say(f"report written to {out}")

@@ -38,10 +38,17 @@ def plain(value: Any) -> Any:
 
 
 class EditorSession:
-    """A server subprocess with an initialized LSP session."""
+    """A server subprocess with an initialized LSP session.
+
+    What the server shows the user (`window/showMessage`: settings mistakes, an unreachable
+    engine, an unknown model) is kept in `messages`, its log panel lines
+    (`window/logMessage`) in `log_messages`, as an editor would show them.
+    """
 
     def __init__(self, client: LanguageClient) -> None:
         self.client = client
+        self.messages: list[str] = []
+        self.log_messages: list[str] = []
 
     @classmethod
     async def start(
@@ -53,6 +60,17 @@ class EditorSession:
     ) -> EditorSession:
         command = server_command or [sys.executable, "-m", "copilot_lsp", "--stdio"]
         client = LanguageClient("copilot-lsp-driver", "1")
+        session = cls(client)
+
+        def show_message(params: types.ShowMessageParams) -> None:
+            session.messages.append(params.message)
+
+        def log_message(params: types.LogMessageParams) -> None:
+            session.log_messages.append(params.message)
+
+        client.feature(types.WINDOW_SHOW_MESSAGE)(show_message)
+        client.feature(types.WINDOW_LOG_MESSAGE)(log_message)
+
         await client.start_io(command[0], *command[1:], env=dict(os.environ))
         await client.initialize_async(
             types.InitializeParams(
@@ -63,7 +81,7 @@ class EditorSession:
             )
         )
         client.initialized(types.InitializedParams())
-        return cls(client)
+        return session
 
     def open(self, path: Path, text: str) -> str:
         """Open `text` as the absolute `path`; returns its URI."""

@@ -38,4 +38,6 @@ async def complete_once(
         "round_trip_ms": round(round_trip_ms, 1),
         "timeline": timeline,
         "engine": stats.get("engine"),
+        "prompt": stats.get("prompt"),
+        "messages": list(session.messages),
     }

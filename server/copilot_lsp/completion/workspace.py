@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from copilot_lsp.completion.assembly import OtherDocument, RecentChunk
 from copilot_lsp.completion.request import InlineRequest, inline_request
+from copilot_lsp.context import snippets
 from copilot_lsp.context.documents import Document, DocumentStore, Edit
 from copilot_lsp.context.index import DefinitionIndex
 from copilot_lsp.context.recent import RecentPlaces
@@ -30,6 +31,7 @@ class Workspace:
 
     def open(self, uri: str, language_id: str, version: int, text: str) -> None:
         self.documents.open(uri, language_id, version, text)
+        snippets.prepare(language_id)
 
     def change(self, uri: str, version: int, edits: list[Edit], encoding: Encoding) -> None:
         """Apply the client's edits (DocumentStore.change) and remember where they were."""

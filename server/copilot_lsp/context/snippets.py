@@ -88,6 +88,12 @@ def enclosing_headers(
     return list(reversed(headers))
 
 
+def prepare(language_id: str) -> None:
+    """Compile the language's queries now (when a document opens) rather than inside the
+    first completion's snippet deadline, which a cold compile on a busy machine outlasts."""
+    _definition_query(language_id)
+
+
 @functools.cache
 def _definition_query(language_id: str) -> tree_sitter.Query | None:
     from copilot_lsp.context.languages import grammar

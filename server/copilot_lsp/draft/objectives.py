@@ -1,4 +1,4 @@
-"""Losses and held-out metrics of the two draft kinds, over cached target features.
+"""What every head's loss and held-out metrics share, over cached target features.
 
 Labels are the target's greedy tokens (`argmax`), not the corpus text: a greedy-verified draft
 is accepted when it agrees with the target, whatever the file actually said.
@@ -11,10 +11,6 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
-
-from copilot_lsp.draft.eagle import EagleHead
-from copilot_lsp.draft.eagle3 import Eagle3Head
-from copilot_lsp.draft.medusa import MedusaHeads
 
 
 @dataclass(frozen=True)
@@ -78,77 +74,6 @@ class LossWeights:
     """Weight of draft step s (or Medusa head s) is step_decay**(s-1)."""
     distribution: bool = False
     """Token loss against the target's distribution instead of its greedy token."""
-
-
-def eagle_loss(
-    head: EagleHead,
-    embed: torch.Tensor,
-    out: OutputLayer,
-    batch: Batch,
-    steps: int,
-    weights: LossWeights,
-    noise: float = 0.0,
-) -> tuple[torch.Tensor, dict[str, float]]:
-    embeds = F.embedding(batch.tokens[:, 1:], embed)
-    features = batch.hidden[:, :-1]
-    if noise:
-        features = features + noise * torch.randn_like(features)
-    outputs = head(embeds, features, steps)
-    target_hidden, labels = batch.hidden[:, 1:], batch.argmax[:, 1:]
-    total = torch.zeros((), device=features.device)
-    parts: dict[str, float] = {}
-    for s, output in enumerate(outputs, start=1):
-        pred = output[:, s - 1 :]
-        feature_loss = F.smooth_l1_loss(pred, target_hidden[:, s - 1 :])
-        teacher = target_hidden[:, s - 1 :] if weights.distribution else None
-        token_loss = out.loss(pred, labels[:, s - 1 :], teacher)
-        weight = weights.step_decay ** (s - 1)
-        total = total + weight * (weights.feature * feature_loss + weights.token * token_loss)
-        parts[f"feat{s}"] = float(feature_loss.detach())
-        parts[f"tok{s}"] = float(token_loss.detach())
-    return total, parts
-
-
-def eagle3_loss(
-    head: Eagle3Head,
-    embed: torch.Tensor,
-    labels_index: torch.Tensor,
-    batch: Batch,
-    steps: int,
-    step_decay: float,
-) -> tuple[torch.Tensor, dict[str, float]]:
-    """EAGLE-3's objective: cross-entropy to the target's greedy token at every draft step (no
-    feature regression). `labels_index` maps target ids to draft ids (-100: not draftable)."""
-    outputs = head(F.embedding(batch.tokens[:, 1:], embed), batch.hidden[:, :-1], steps)
-    labels = labels_index[batch.argmax[:, 1:]]
-    total = torch.zeros((), device=batch.hidden.device)
-    parts: dict[str, float] = {}
-    for s, output in enumerate(outputs, start=1):
-        logits = head.logits(output[:, s - 1 :])
-        targets = labels[:, s - 1 :].reshape(-1)
-        # Mean over draftable labels; a batch without any adds nothing (instead of NaN).
-        loss = F.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]), targets, ignore_index=-100, reduction="sum"
-        ) / (targets != -100).sum().clamp(min=1)
-        total = total + step_decay ** (s - 1) * loss
-        parts[f"tok{s}"] = float(loss.detach())
-    return total, parts
-
-
-def medusa_loss(
-    heads: MedusaHeads, out: OutputLayer, batch: Batch, weights: LossWeights
-) -> tuple[torch.Tensor, dict[str, float]]:
-    outputs = heads(batch.hidden)
-    t = batch.hidden.shape[1]
-    total = torch.zeros((), device=batch.hidden.device)
-    parts: dict[str, float] = {}
-    for k, output in enumerate(outputs):
-        shift = k + 1
-        teacher = batch.hidden[:, shift:] if weights.distribution else None
-        loss = out.loss(output[:, : t - shift], batch.argmax[:, shift:], teacher)
-        total = total + weights.step_decay**k * loss
-        parts[f"tok{k + 1}"] = float(loss.detach())
-    return total, parts
 
 
 @dataclass(frozen=True)
@@ -215,46 +140,28 @@ def _serving_per_position(chains: list[torch.Tensor], steps: int) -> list[float]
     return [c / max(rounds, 1) for c in counts]
 
 
-@torch.no_grad()
-def eagle_acceptance(
-    head: EagleHead, embed: torch.Tensor, out: OutputLayer, batches: list[Batch], steps: int
-) -> Acceptance:
-    return _chain_acceptance(head, embed, out.predict, batches, steps)
+Hits = Callable[[Batch], list[torch.Tensor]]
+"""Per draft step s = 1..steps of a batch, whether the head's greedy token is the target's:
+[B, n_s], by the slot where the round starts (column j: the round that starts at slot j)."""
 
 
 @torch.no_grad()
-def eagle3_acceptance(
-    head: Eagle3Head, embed: torch.Tensor, batches: list[Batch], steps: int
-) -> Acceptance:
-    """As `eagle_acceptance`; `batch.hidden` holds the target's auxiliary streams and the head
-    predicts through its own output layer."""
-    return _chain_acceptance(head, embed, head.predict, batches, steps)
-
-
-def _chain_acceptance(
-    head: EagleHead | Eagle3Head,
-    embed: torch.Tensor,
-    predict: Callable[[torch.Tensor], torch.Tensor],
-    batches: list[Batch],
-    steps: int,
-) -> Acceptance:
-    """Each draft step's greedy token against the target's at every slot (step s at slot i
-    drafts token i+1 for a round that started at slot i-s+1), chained into acceptance."""
+def acceptance(hits: Hits, batches: list[Batch], steps: int) -> Acceptance:
+    """Each draft step's hits on every batch, chained into acceptance: draft k of a round is
+    accepted when steps 1..k all hit. Rounds count where every step has a column (the
+    narrowest step's width); a step's own accuracy is over all its columns."""
     chains = [0.0] * steps
     accuracy = [0.0] * steps
     rounds = 0
     lengths: list[torch.Tensor] = []
     for batch in batches:
-        outputs = head(F.embedding(batch.tokens[:, 1:], embed), batch.hidden[:, :-1], steps)
-        labels = batch.argmax[:, 1:]
-        t = labels.shape[1]
-        correct = [predict(o) == labels for o in outputs]  # [B, T-1] per step
-        n = t - steps + 1  # rounds starting at slot i = 0..n-1 have all their steps in range
+        correct = hits(batch)
+        n = min(int(hit.shape[1]) for hit in correct)
         chain = torch.ones_like(correct[0][:, :n])
         length = torch.zeros(chain.shape, dtype=torch.long, device=chain.device)
-        for s in range(steps):
-            accuracy[s] += float(correct[s][:, s:].float().mean())
-            chain = chain & correct[s][:, s : s + n]
+        for s, hit in enumerate(correct):
+            accuracy[s] += float(hit.float().mean())
+            chain = chain & hit[:, :n]
             chains[s] += float(chain.float().sum())
             length += chain.long()
         rounds += chain.numel()
@@ -263,32 +170,4 @@ def _chain_acceptance(
         [c / rounds for c in chains],
         [a / len(batches) for a in accuracy],
         _serving_per_position(lengths, steps),
-    )
-
-
-@torch.no_grad()
-def medusa_acceptance(heads: MedusaHeads, out: OutputLayer, batches: list[Batch]) -> Acceptance:
-    k = len(heads.blocks)
-    chains = [0.0] * k
-    accuracy = [0.0] * k
-    rounds = 0
-    lengths: list[torch.Tensor] = []
-    for batch in batches:
-        outputs = heads(batch.hidden)
-        t = batch.hidden.shape[1]
-        n = t - k  # positions whose every head has a label
-        chain = torch.ones((batch.hidden.shape[0], n), dtype=torch.bool, device=batch.hidden.device)
-        length = torch.zeros(chain.shape, dtype=torch.long, device=chain.device)
-        for j, output in enumerate(outputs):
-            correct = out.predict(output[:, :n]) == batch.argmax[:, j + 1 : j + 1 + n]
-            accuracy[j] += float(correct.float().mean())
-            chain = chain & correct
-            chains[j] += float(chain.float().sum())
-            length += chain.long()
-        rounds += chain.numel()
-        lengths.append(length.cpu())
-    return Acceptance(
-        [c / rounds for c in chains],
-        [a / len(batches) for a in accuracy],
-        _serving_per_position(lengths, k),
     )

@@ -1,15 +1,16 @@
-"""Prometheus text-format parsing and the speculative-decoding figures vLLM's counters give."""
+"""Prometheus text-format parsing and the speculative-decoding figures vLLM's counters give.
+
+The exposition is read by `prometheus_client.parser` (escapes in label values, `}` inside
+them, timestamps, NaN/Inf), not by a regex: a label value holding `}` used to drop its sample.
+"""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-_SAMPLE = re.compile(
-    r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>[^}]*)\})?\s+(?P<value>\S+)"
-)
-_LABEL = re.compile(r'(?P<key>[a-zA-Z_][a-zA-Z0-9_]*)="(?P<value>(?:[^"\\]|\\.)*)"')
+from prometheus_client.metrics_core import Metric
+from prometheus_client.parser import text_string_to_metric_families
 
 Labels = tuple[tuple[str, str], ...]
 
@@ -26,22 +27,26 @@ class Sample:
 
 def parse_metrics(text: str) -> list[Sample]:
     """Samples of a Prometheus exposition; comments and unparsable lines are skipped."""
-    samples = []
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        match = _SAMPLE.match(line)
-        if match is None:
-            continue
-        try:
-            value = float(match["value"])
-        except ValueError:
-            continue
-        labels = tuple(
-            sorted((m["key"], m["value"]) for m in _LABEL.finditer(match["labels"] or ""))
-        )
-        samples.append(Sample(match["name"], labels, value))
-    return samples
+    try:
+        return _samples(text_string_to_metric_families(text))
+    except ValueError:  # one bad line fails the whole text: read the samples one by one
+        samples: list[Sample] = []
+        for line in text.splitlines():
+            if not line.strip() or line.startswith("#"):
+                continue
+            try:
+                samples += _samples(text_string_to_metric_families(line + "\n"))
+            except ValueError:
+                continue
+        return samples
+
+
+def _samples(families: Iterable[Metric]) -> list[Sample]:
+    return [
+        Sample(sample.name, tuple(sorted(sample.labels.items())), float(sample.value))
+        for family in families
+        for sample in family.samples
+    ]
 
 
 def total(samples: list[Sample], name: str) -> float:

@@ -3,7 +3,9 @@
 Precedence, lowest first: the base settings (defaults < settings file < environment, see
 settings.py) < `initializationOptions` < `workspace/configuration`. The section is
 `copilotLsp`, as the VS Code extension names its settings; the older `copilot` is still read
-when `copilotLsp` is absent, with a one-time deprecation warning.
+when `copilotLsp` is absent, with a one-time deprecation warning. Every layer is merged field
+by field (settings_layers.py): a bad field costs that field, and each message about it is
+shown once per session.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from copilot_lsp.errors import ConfigError
-from copilot_lsp.settings import Settings, apply_layer_leniently, base_settings
+from copilot_lsp import settings_layers
+from copilot_lsp.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -46,15 +48,23 @@ class SettingsLayers:
         self._base = Settings()
         self._layers: dict[str, Any] = {}
         self._warned_deprecated = False
+        self._said: set[str] = set()
         self.current = Settings()
 
     def load_base(self) -> None:
-        try:
-            self._base = base_settings()
-        except ConfigError as error:
-            self._warn(f"copilot-lsp: {error}; using defaults")
-            self._base = Settings()
+        """The settings file and the environment, merged field by field."""
+        loaded = settings_layers.load_base()
+        self._base = loaded.settings
+        self.warn_once(loaded.messages)
         self._rebuild()
+
+    def warn_once(self, messages: list[str]) -> None:
+        """Show each settings message once per session: the layers are merged again on
+        every configuration change, and the same mistake should not pop up each time."""
+        for message in messages:
+            if message not in self._said:
+                self._said.add(message)
+                self._warn(f"copilot-lsp: invalid settings: {message}")
 
     def set_layer(self, source: str, layer: Any) -> None:
         """Replace one settings layer; invalid fields in it are reported and ignored."""
@@ -68,7 +78,7 @@ class SettingsLayers:
         old = values[1] if len(values) > 1 else None
         if isinstance(old, Mapping) and old and not (isinstance(ours, Mapping) and ours):
             self._apply_deprecated(old)
-        elif isinstance(ours, Mapping):
+        elif ours is not None:  # anything but an object is one message (settings_layers)
             self.set_layer("workspace/configuration", ours)
 
     def pushed(self, settings: Any) -> bool:
@@ -91,12 +101,9 @@ class SettingsLayers:
         self.set_layer("workspace/configuration", layer)
 
     def _rebuild(self) -> None:
-        settings = self._base
-        problems: list[str] = []
+        merged = settings_layers.Layered(self._base)
         for source in LAYERS:
-            settings, dropped = apply_layer_leniently(settings, self._layers.get(source), source)
-            problems += dropped
-        if problems:
-            self._warn("copilot-lsp: invalid settings: " + "; ".join(problems))
-        self.current = settings
-        self._on_change(settings)
+            settings_layers.apply(merged, self._layers.get(source), source)
+        self.warn_once(merged.messages)
+        self.current = merged.settings
+        self._on_change(merged.settings)

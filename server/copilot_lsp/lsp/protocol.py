@@ -11,20 +11,23 @@ pygls 2.1 (pinned) leaves three holes that a confused or hostile client can hit:
   header is found anywhere in the line, absurd lengths are refused, and a body that is not
   UTF-8 is decoded with replacement characters instead of being dropped.
 
-Errors that have no request id to answer (unparseable JSON, a notification with bad params)
-go to the log and to the client as `window/logMessage`, once per message, without payloads:
-they may hold source code. A `textDocument/didChange` that cannot be applied is handed to
+Errors that have no request id to answer (unparseable JSON, a notification with bad params,
+a reply of the wrong shape to one of our requests, see lsp/replies.py) go to the log and to the
+client as `window/logMessage`, once per kind (later ones of a kind to the debug log), without
+payloads: they may hold source code. A `textDocument/didChange` that cannot be applied is handed to
 `on_bad_change`, so the server can stop trusting that document (see docs/reliability.md).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import re
 import sys
 import threading
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -44,12 +47,22 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
 from pygls.protocol.language_server import lsp_method
 
+from copilot_lsp.lsp.replies import BadReply, MsgId, PendingReplies
+
 logger = logging.getLogger(__name__)
 
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 """A Content-Length above this is treated as a corrupt header, not as a 40 GB allocation."""
 UINTEGER_MAX = 2**31 - 1
 _HEADER = re.compile(rb"Content-Length:[ \t]*(\d+)[ \t]*\r?\n?$", re.IGNORECASE)
+
+_KEY_FIELDS = {
+    types.CANCEL_REQUEST: "id",
+    types.PROGRESS: "token",
+    types.WINDOW_WORK_DONE_PROGRESS_CANCEL: "token",
+}
+"""Params pygls uses as dict keys: lsprotocol lets any JSON value through as an id or a
+progress token, and a list there raised `unhashable type` in pygls' handler."""
 
 BadChangeListener = Callable[[str, str], None]
 """Hears `(uri, reason)` when a didChange for `uri` could not be applied."""
@@ -76,6 +89,19 @@ class CopilotProtocol(LanguageServerProtocol):
     ) -> None:
         super().__init__(server, converter)
         self.on_bad_change = on_bad_change
+        self.replies = PendingReplies()
+        self._reported: set[str] = set()
+
+    def send_request(
+        self,
+        method: str,
+        params: Any | None = None,
+        callback: Callable[[Any], None] | None = None,
+        msg_id: MsgId | None = None,
+    ) -> Any:
+        msg_id = msg_id if msg_id is not None else str(uuid.uuid4())
+        self.replies.sent(msg_id, method)  # before sending: the reply may come at once
+        return super().send_request(method, params, callback, msg_id)
 
     # pygls keeps its own copy of every open document besides ours (DocumentStore): twice the
     # memory for a 10 MB file, and an edit its copy cannot take (an unknown document, a range
@@ -97,6 +123,36 @@ class CopilotProtocol(LanguageServerProtocol):
     ) -> Iterator[Any]:
         yield from self._user_handler(types.TEXT_DOCUMENT_DID_CLOSE, params)
 
+    def _execute_handler(
+        self,
+        msg_id: MsgId,
+        handler: Callable[..., Any],
+        callback: Callable[[Any], None],
+        args: tuple[Any, ...] | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        """pygls files the future of every generator, async or threaded handler under
+        `msg_id` in `_request_futures`, and only a request's reply removes it again: for a
+        notification, or a step of a generator handler (made-up ids nobody can cancel), the
+        entry stayed forever. Every didChange is one (a generator, above): ~3 KiB held per
+        keystroke, 184 MiB over a 30-minute soak. Such an entry now goes when it is done."""
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)
+        replies = isinstance(callback, functools.partial) and (
+            callback.func == self._send_handler_result
+        )
+        if replies:  # a client's request: sending its reply removes the entry
+            return
+        future = self._request_futures.get(msg_id)
+        if future is not None:
+            future.add_done_callback(functools.partial(self._forget_handler, msg_id))
+
+    def _forget_handler(self, msg_id: MsgId, future: Any) -> None:
+        # A cancelled one was already taken out ($/cancelRequest pops before it cancels), or
+        # is being cancelled by pygls' `shutdown` while it iterates over the table: removing
+        # it here would change the table under that loop.
+        if not future.cancelled():
+            self._request_futures.pop(msg_id, None)
+
     def _user_handler(self, method: str, params: Any) -> Iterator[Any]:
         handler = self.fm.features.get(method)
         if handler is not None:
@@ -106,13 +162,17 @@ class CopilotProtocol(LanguageServerProtocol):
         if "jsonrpc" not in data:
             return data  # a nested object: structured with its parent
         method = data.get("method")
-        if "id" in data and "method" not in data:
-            return super().structure_message(data)  # a response to one of our requests
+        if "id" in data and "method" not in data:  # a reply to one of our requests
+            return self.replies.structure_reply(data, self._converter, self._result_types)
         if not isinstance(method, str):
             return Rejected(data.get("id"), None, JsonRpcInvalidRequest("no method name"))
         data.setdefault("params", None)
         if method == types.TEXT_DOCUMENT_DID_CHANGE:
             _clamp_huge_numbers(data["params"])
+        key = _KEY_FIELDS.get(method)
+        if key is not None and not _is_id(_field(data["params"], key)):
+            reason = f"invalid params for {method}: {key} must be an integer or a string"
+            return Rejected(data.get("id"), method, JsonRpcInvalidParams(reason))
         default = JsonRPCRequestMessage if "id" in data else JsonRPCNotification
         message_type = self.get_message_type(method) or default
         try:
@@ -135,8 +195,14 @@ class CopilotProtocol(LanguageServerProtocol):
         if isinstance(message, Rejected):
             self._reject(message)
             return
+        if isinstance(message, BadReply):
+            self._bad_reply(message)
+            return
         if not hasattr(message, "jsonrpc"):
-            self.report_unreadable(f"not a JSON-RPC object (a JSON {type(message).__name__})")
+            self.report_unreadable(
+                f"not a JSON-RPC object (a JSON {type(message).__name__})",
+                kind="not a JSON-RPC object",
+            )
             return
         super().handle_message(message)
 
@@ -145,14 +211,30 @@ class CopilotProtocol(LanguageServerProtocol):
             logger.warning("answered request %s with an error: %s", rejected.msg_id, rejected.error)
             self._send_response(rejected.msg_id, error=rejected.error.to_response_error())
             return
-        self.report_unreadable(rejected.error.message)
+        self.report_unreadable(rejected.error.message, kind=f"bad params of {rejected.method}")
         if rejected.method == types.TEXT_DOCUMENT_DID_CHANGE and rejected.uri is not None:
             listener = self.on_bad_change
             if listener is not None:
                 listener(rejected.uri, rejected.error.message)
 
-    def report_unreadable(self, reason: str) -> None:
-        """Tell the client (log panel, not a popup) and our log about a message we dropped."""
+    def _bad_reply(self, bad: BadReply) -> None:
+        """Fail the request waiting for this reply (it handles that), and say so once."""
+        self.report_unreadable(bad.kind, kind=bad.kind)
+        waiting = self._request_futures.pop(bad.msg_id, None) if bad.msg_id is not None else None
+        if waiting is not None and not waiting.done():
+            waiting.set_exception(JsonRpcInvalidParams(f"the client sent {bad.kind}"))
+
+    def report_unreadable(self, reason: str, kind: str | None = None) -> None:
+        """Tell the client (log panel, not a popup) and our log about a message we dropped.
+
+        Once per `kind` (default: the reason itself): a client that sends one odd message
+        usually sends it on every occasion, and the log should not fill with it.
+        """
+        kind = kind or reason
+        if kind in self._reported:
+            logger.debug("dropped a message: %s", reason)
+            return
+        self._reported.add(kind)
         logger.warning("dropped a message: %s", reason)
         self.notify(
             types.WINDOW_LOG_MESSAGE,
@@ -173,6 +255,14 @@ def _summary(error: ClassValidationError) -> str:
         elif not getattr(sub, "__notes__", None):
             notes.append(type(sub).__name__)
     return "; ".join(dict.fromkeys(n for n in notes if n)) or "wrong types"
+
+
+def _field(params: Any, name: str) -> Any:
+    return params.get(name) if isinstance(params, dict) else None
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, int | str) and not isinstance(value, bool)
 
 
 def _uri(params: Any) -> str | None:
@@ -209,7 +299,9 @@ async def read_messages(
         if match is not None:
             value = int(match.group(1))
             if value > MAX_MESSAGE_BYTES:
-                protocol.report_unreadable(f"absurd Content-Length {value}")
+                protocol.report_unreadable(
+                    f"absurd Content-Length {value}", kind="absurd Content-Length"
+                )
                 length = None
             else:
                 length = value
@@ -224,16 +316,17 @@ async def read_messages(
             protocol.report_unreadable("empty body")
             continue
         try:
-            message = json.loads(
-                body.decode("utf-8", errors="replace"), object_hook=protocol.structure_message
-            )
+            data = json.loads(body.decode("utf-8", errors="replace"))
         except ValueError as error:
-            protocol.report_unreadable(f"not JSON ({error})")
+            protocol.report_unreadable(f"not JSON ({error})", kind="not JSON")
             continue
         try:
+            # Only the top-level object is a message: a nested object that happens to hold a
+            # `jsonrpc` key is data (pygls' object_hook would structure it as a message).
+            message = protocol.structure_message(data) if isinstance(data, dict) else data
             protocol.handle_message(message)
-        except Exception:
-            logger.exception("failed to handle a message")
+        except Exception as error:
+            logger.warning("failed to handle a message: %s", type(error).__name__, exc_info=True)
 
 
 def serve_stdio(

@@ -20,7 +20,7 @@ from copilot_lsp.completion.prompt_format import PromptFormats
 from copilot_lsp.context.documents import Edit
 from copilot_lsp.engine.provider import EngineProvider
 from copilot_lsp.engine.router import Router
-from copilot_lsp.errors import DocumentError
+from copilot_lsp.errors import ConfigError, DocumentError
 from copilot_lsp.lsp import notifications
 from copilot_lsp.lsp.configuration import SECTIONS, SettingsLayers
 from copilot_lsp.lsp.methods import ACCEPT_COMMAND, STATS_REQUEST
@@ -204,6 +204,9 @@ async def inline_completion(
         )
     except DocumentError as error:
         raise JsonRpcInvalidParams(str(error)) from None
+    except ConfigError as error:  # e.g. a broken model family file: one message, no traceback
+        ls.layers.warn_once([str(error)])
+        return types.InlineCompletionList(items=[])
     return types.InlineCompletionList(items=[_item(found)] if found is not None else [])
 
 

@@ -17,6 +17,7 @@ from copilot_lsp.draft import embedded
 from copilot_lsp.draft.fingerprint import FINGERPRINT_KEY, target_fingerprint
 from copilot_lsp.errors import ConfigError, LauncherError
 from copilot_lsp.serving.profiles import Profile
+from copilot_lsp.serving.suffix import require_suffix_decoding
 
 logger = logging.getLogger(__name__)
 _DRAFT_METHODS = ("eagle", "eagle3", "medusa")
@@ -39,8 +40,14 @@ def install_draft(
     allow_mismatch: bool = False,
     log: Callable[[str], None] = lambda message: None,
 ) -> str | None:
-    """The draft folder to serve, assembled if needed and checked against `target`."""
+    """The draft folder to serve, assembled if needed and checked against `target`.
+
+    Suffix decoding has no draft: what it needs (Arctic Inference) is checked instead.
+    """
     spec = profile.speculative
+    if spec is not None and spec.method == "suffix":
+        require_suffix_decoding()
+        return None
     if spec is None or spec.model is None or spec.method not in _DRAFT_METHODS:
         return spec.model if spec is not None else None
     try:

@@ -24,7 +24,8 @@ from copilot_lsp.engine.monitor import Scrape, window_between
 from copilot_lsp.engine.state import EngineState, clear_state, pid_alive, read_state, write_state
 from copilot_lsp.errors import LauncherError
 from copilot_lsp.serving.drafts import install_draft
-from copilot_lsp.serving.profiles import Profile
+from copilot_lsp.serving.profiles import Profile, check_port
+from copilot_lsp.serving.startup import Progress, StartupLog
 
 _TCMALLOC = Path("/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4")
 
@@ -72,7 +73,7 @@ def engine_up(
     A draft trained for another target is refused (see serving/drafts.py) unless
     `allow_draft_mismatch`.
     """
-    port = port or profile.server.port
+    port = profile.server.port if port is None else check_port(port)  # 0 is not "default"
     root = f"http://{profile.server.host}:{port}"
     current = read_state()
     if current is not None and pid_alive(current.pid) and health(_root(current.url)):
@@ -110,23 +111,43 @@ def engine_up(
         started_at=time.time(),
     )
     write_state(state)
-    deadline = time.monotonic() + profile.server.startup_timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            clear_state()
-            raise LauncherError(
-                f"the engine exited with code {process.returncode} while starting:\n"
-                + _tail(log_path)
-            )
-        if health(root, timeout=1.0):
-            return state
-        time.sleep(0.5)
+    if wait_until_healthy(process, root, log_path, profile.server.startup_timeout_s, log):
+        return state
     _stop_group(process.pid)
     clear_state()
     raise LauncherError(
         f"the engine did not become healthy within {profile.server.startup_timeout_s:.0f} s:\n"
         + _tail(log_path)
     )
+
+
+def wait_until_healthy(
+    process: subprocess.Popen[Any] | Any,
+    root: str,
+    log_path: Path,
+    timeout_s: float,
+    log: Callable[[str], None],
+    *,
+    healthy: Callable[[str], bool] = lambda root: health(root, timeout=1.0),
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> bool:
+    """Poll /health until it answers (True) or `timeout_s` passes (False), saying the phase
+    and the seconds waited every few seconds; LauncherError when the engine exits."""
+    progress = Progress(log, StartupLog(log_path), clock=clock)
+    deadline = clock() + timeout_s
+    while clock() < deadline:
+        if process.poll() is not None:
+            clear_state()
+            raise LauncherError(
+                f"the engine exited with code {process.returncode} while starting:\n"
+                + _tail(log_path)
+            )
+        if healthy(root):
+            return True
+        progress.tick()
+        sleep(0.5)
+    return False
 
 
 def engine_down(timeout_s: float = 30.0) -> EngineState | None:
@@ -140,36 +161,29 @@ def engine_down(timeout_s: float = 30.0) -> EngineState | None:
     return state
 
 
-def engine_status(timeout: float = 2.0, window_s: float = 0.0) -> dict[str, Any]:
-    """Health, URL, model and speculative-decoding counters of the recorded engine.
+def engine_metrics(url: str, timeout: float = 2.0, window_s: float = 0.0) -> dict[str, Any]:
+    """Running requests, generated tokens and speculative-decoding counters from the
+    engine's /metrics (`url` is its OpenAI base URL); empty when it has none.
 
     With `window_s` > 0 the metrics are scraped twice that far apart, and `window` holds the
     acceptance of the drafts made in between (what the client's failover monitor computes).
     """
-    state = read_state()
-    if state is None:
-        return {"running": False, "healthy": False, "url": None, "model": None}
-    root = _root(state.url)
+    root = _root(url)
+    try:
+        answer = httpx.get(f"{root}/metrics", timeout=timeout)
+    except httpx.HTTPError:
+        return {}
+    if answer.status_code != 200:
+        return {}
+    samples = parse_metrics(answer.text)
+    counters = SpecDecodeCounters.from_samples(samples)
     report: dict[str, Any] = {
-        "running": pid_alive(state.pid),
-        "healthy": health(root, timeout),
-        "url": state.url,
-        "model": state.model,
-        "profile": state.profile,
-        "pid": state.pid,
-        "log": state.log_path,
+        "requests_running": int(total(samples, "vllm:num_requests_running")),
+        "generation_tokens": int(total(samples, "vllm:generation_tokens_total")),
+        "spec_decode": counters.summary(),
     }
-    if report["healthy"]:
-        try:
-            samples = parse_metrics(httpx.get(f"{root}/metrics", timeout=timeout).text)
-        except httpx.HTTPError:
-            samples = []
-        report["requests_running"] = int(total(samples, "vllm:num_requests_running"))
-        report["generation_tokens"] = int(total(samples, "vllm:generation_tokens_total"))
-        counters = SpecDecodeCounters.from_samples(samples)
-        report["spec_decode"] = counters.summary()
-        if window_s > 0:
-            report["window"] = _window(root, counters, window_s, timeout)
+    if window_s > 0:
+        report["window"] = _window(root, counters, window_s, timeout)
     return report
 
 

@@ -2,18 +2,40 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from copilot_lsp import paths
 from copilot_lsp.errors import ConfigError
 
 EMBEDDED_PREFIX = "embedded:"
+PORTS = range(1, 65536)
+"""TCP ports an engine may listen on (0 would mean "any free port" to the OS, which vLLM
+does not report back)."""
+
+
+def check_port(port: int) -> int:
+    """`port`, or ConfigError when it is not a TCP port an engine can listen on."""
+    if port not in PORTS:
+        raise ConfigError(f"port {port} is out of range: a port is 1-65535")
+    return port
+
+
+def port_number(text: str) -> int:
+    """argparse type for `--port`: an integer 1-65535, else a usage error (exit status 2)
+    before anything is prepared or launched."""
+    try:
+        return check_port(int(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1-65535)") from None
+    except ConfigError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 class _Strict(BaseModel):
@@ -32,7 +54,7 @@ class ModelSpec(_Strict):
 
 class ServerSpec(_Strict):
     host: str = "127.0.0.1"
-    port: int = Field(default=8000, ge=1, le=65535)
+    port: int = Field(default=8000, ge=PORTS.start, le=PORTS.stop - 1)
     startup_timeout_s: float = Field(default=300.0, gt=0)
     tensor_parallel_size: int = Field(default=1, ge=1)
     gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)
@@ -41,12 +63,35 @@ class ServerSpec(_Strict):
     """Further vLLM flags, passed as they are."""
 
 
+class SuffixSpec(_Strict):
+    """Suffix decoding's settings (vLLM's `suffix_decoding_*` keys; Arctic Inference)."""
+
+    max_tree_depth: int = Field(default=24, ge=1, le=256)
+    """Depth of the suffix trees: caps prefix match plus speculation length."""
+    max_cached_requests: int = Field(default=10_000, ge=0)
+    """Earlier requests kept in the global tree (0: only the prompt's own tree)."""
+    max_spec_factor: float = Field(default=1.0, ge=0)
+    """Speculate at most this many tokens per token of prefix match."""
+    min_token_prob: float = Field(default=0.1, ge=0, le=1)
+    """Only speculate tokens at least this frequent in the tree."""
+
+    def vllm_keys(self) -> dict[str, Any]:
+        return {f"suffix_decoding_{name}": value for name, value in self.model_dump().items()}
+
+
+MAX_DRAFT_TOKENS = 5
+"""Chain length for draft models and n-gram; suffix decoding speculates much further."""
+
+
 class SpeculativeSpec(_Strict):
-    method: Literal["eagle", "eagle3", "medusa", "ngram"]
+    method: Literal["eagle", "eagle3", "medusa", "ngram", "suffix"]
     model: str | None = None
     """Draft folder or id; `embedded-draft:eagle|eagle3|medusa` for the heads shipped for the
     embedded target (resolved by the launcher like `embedded:` is for the target)."""
-    num_speculative_tokens: int = Field(ge=1, le=5)
+    num_speculative_tokens: int = Field(ge=1, le=64)
+    """At most MAX_DRAFT_TOKENS, except for suffix decoding (its upper bound per step)."""
+    suffix: SuffixSpec | None = None
+    """[speculative.suffix]: suffix decoding's tree settings (method "suffix" only)."""
     options: dict[str, Any] = Field(default_factory=dict)
     """Extra keys of vLLM's --speculative-config (e.g. prompt_lookup_max for n-gram)."""
 
@@ -54,11 +99,29 @@ class SpeculativeSpec(_Strict):
     @classmethod
     def _no_validated_keys(cls, options: dict[str, Any]) -> dict[str, Any]:
         reserved = sorted(set(options) & {"method", "model", "num_speculative_tokens"})
-        if reserved:
+        suffix = sorted(key for key in options if key.startswith("suffix_decoding_"))
+        if reserved or suffix:
             raise ValueError(
-                f"set {', '.join(reserved)} in [speculative] itself, not in its options"
+                f"set {', '.join(reserved + suffix)} in [speculative] (suffix decoding's in "
+                "[speculative.suffix]) itself, not in its options"
             )
         return options
+
+    @model_validator(mode="after")
+    def _method_fits(self) -> SpeculativeSpec:
+        if self.method == "suffix":
+            if self.model is not None:
+                raise ValueError("suffix decoding uses no draft model: remove `model`")
+            if self.suffix is None:
+                self.suffix = SuffixSpec()
+        elif self.suffix is not None:
+            raise ValueError('[speculative.suffix] is only for method = "suffix"')
+        elif self.num_speculative_tokens > MAX_DRAFT_TOKENS:
+            raise ValueError(
+                f"num_speculative_tokens: at most {MAX_DRAFT_TOKENS} for {self.method} "
+                "(only suffix decoding speculates further)"
+            )
+        return self
 
 
 class Profile(_Strict):
@@ -93,6 +156,8 @@ class Profile(_Strict):
         if spec.model is not None:
             config["model"] = draft_path or spec.model
         config["num_speculative_tokens"] = spec.num_speculative_tokens
+        if spec.suffix is not None:
+            config.update(spec.suffix.vllm_keys())
         config.update(spec.options)
         return config
 

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import json
 import ssl
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +34,9 @@ class Reply:
     """Extra response headers (e.g. `Retry-After` on a 429 or 503)."""
     tail: bytes = b""
     """Raw bytes written just before a `cut_after` cut (half an event, half a UTF-8 char)."""
+    gate: Callable[[int], Awaitable[object]] | None = None
+    """Awaited before event `index` goes out: holds the stream until the test has seen what it
+    waits for (an event, not a delay that a busy host may not honour)."""
 
 
 @dataclass
@@ -58,6 +61,10 @@ class FakeEngine:
         self.tokenized: list[str] = []
         self.metrics_text = ""
         """What /metrics answers (Prometheus text format)."""
+        self.metrics: Callable[[], str] | None = None
+        """If set, called for each /metrics request instead (counters that move)."""
+        self.scrapes = 0
+        """/metrics requests answered."""
         self.other_paths: list[str] = []
         self.open_now = 0
         self.peak_open = 0
@@ -65,6 +72,7 @@ class FakeEngine:
         self.keep_bodies = True
         """False: record requests without their bodies (long runs, many prompts)."""
         self._server: asyncio.Server | None = None
+        self._connections: set[asyncio.StreamWriter] = set()
         self.port = 0
         self.scheme = "http"
 
@@ -86,18 +94,24 @@ class FakeEngine:
         return self
 
     async def stop(self) -> None:
+        """Stop listening and drop every open connection, kept-alive ones too (as a real
+        engine's restart does; otherwise a pooled connection would still be answered)."""
         if self._server is not None:
             self._server.close()
+            for writer in list(self._connections):
+                writer.close()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 2)
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._connections.add(writer)
         try:
             while await self._one_request(reader, writer):
                 pass
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
+            self._connections.discard(writer)
             with contextlib.suppress(Exception):
                 writer.close()
 
@@ -140,7 +154,8 @@ class FakeEngine:
             await writer.drain()
             return True
         if path == "/metrics":
-            payload = self.metrics_text.encode()
+            self.scrapes += 1
+            payload = (self.metrics() if self.metrics else self.metrics_text).encode()
             writer.write(_head(200, "text/plain", len(payload)) + payload)
             await writer.drain()
             return True
@@ -190,6 +205,8 @@ class FakeEngine:
                     writer.write(reply.tail)
                     await writer.drain()
                     return  # connection closes without [DONE]
+                if reply.gate is not None:
+                    await reply.gate(index)
                 await asyncio.sleep(reply.delay_s)
                 if reader.at_eof():  # the client closed its side: it stopped listening
                     received.disconnected = True

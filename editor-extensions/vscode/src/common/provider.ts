@@ -3,6 +3,7 @@ import { LanguageClient } from "vscode-languageclient/node";
 import { enabledFor, Settings } from "../logic/settings";
 import { Anchor, Partial, StreamState } from "../logic/stream";
 import { chars, nextLine, nextWord, remainder } from "../logic/text";
+import { inlineCompletionParams, invokeAgain, LspTriggerKind, lspTriggerKind } from "../logic/trigger";
 import { channel } from "./logging";
 
 interface LspItem {
@@ -13,6 +14,7 @@ interface LspItem {
 
 interface Request {
   anchor: Anchor;
+  kind: LspTriggerKind;
   source: vscode.CancellationTokenSource;
   settled: boolean;
   items: LspItem[];
@@ -71,7 +73,7 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
   async provideInlineCompletionItems(
     document: vscode.TextDocument,
     position: vscode.Position,
-    _context: vscode.InlineCompletionContext,
+    context: vscode.InlineCompletionContext,
     token: vscode.CancellationToken,
   ): Promise<vscode.InlineCompletionItem[] | undefined> {
     const client = this.client();
@@ -88,8 +90,13 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
     if (typedThrough !== undefined) {
       return typedThrough;
     }
-    if (!this.request || !sameAnchor(this.request.anchor, anchor)) {
-      this.startRequest(client, anchor);
+    const previous = this.request;
+    if (
+      !previous ||
+      !sameAnchor(previous.anchor, anchor) ||
+      invokeAgain({ kind: previous.kind, settled: previous.settled, empty: previous.items.length === 0 }, context.triggerKind)
+    ) {
+      this.startRequest(client, anchor, context.triggerKind);
     }
     const request = this.request!;
     if (!request.settled && this.stream.previewAt(anchor) === undefined) {
@@ -130,16 +137,13 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
     return [item];
   }
 
-  private startRequest(client: LanguageClient, anchor: Anchor): void {
+  private startRequest(client: LanguageClient, anchor: Anchor, triggerKind: vscode.InlineCompletionTriggerKind): void {
     this.request?.source.cancel(); // the server cancels superseded work too; this frees it at once
     this.stream.start(anchor);
     const source = new vscode.CancellationTokenSource();
-    const request: Request = { anchor, source, settled: false, items: [], promise: Promise.resolve() };
-    const params = {
-      textDocument: { uri: anchor.uri },
-      position: { line: anchor.line, character: anchor.character },
-      context: { triggerKind: 2 },
-    };
+    const kind = lspTriggerKind(triggerKind);
+    const request: Request = { anchor, kind, source, settled: false, items: [], promise: Promise.resolve() };
+    const params = inlineCompletionParams(anchor.uri, anchor.line, anchor.character, triggerKind);
     request.promise = client
       .sendRequest<{ items: LspItem[] } | LspItem[] | null>("textDocument/inlineCompletion", params, source.token)
       .then(

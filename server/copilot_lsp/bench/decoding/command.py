@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from copilot_lsp.errors import CopilotLspError
+from copilot_lsp.serving.profiles import port_number
 
 DEFAULT_PROFILES = "local-cpu-baseline,local-cpu,local-cpu-medusa,local-cpu-ngram"
 REPORT = "report.md"
@@ -42,7 +43,9 @@ def add_parser(
         metavar="PROFILE=URL",
         help="use this running engine for PROFILE instead of starting one (repeatable)",
     )
-    engine.add_argument("--port", type=int, default=8260, help="port for the engines started")
+    engine.add_argument(
+        "--port", type=port_number, default=8260, help="port for the engines started (1-65535)"
+    )
     engine.add_argument(
         "--dtype",
         choices=["bfloat16", "float32"],

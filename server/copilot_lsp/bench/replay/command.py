@@ -1,0 +1,188 @@
+"""`copilot-lsp bench replay`: its options, and the run from options to report folder."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from copilot_lsp.errors import ConfigError, CopilotLspError
+
+DEFAULT_PROFILES = "local-cpu-baseline,local-cpu-ngram,local-cpu-suffix,local-cpu,local-cpu-eagle3"
+DATA = "results.json"
+SUMMARY = "summary.json"
+REPORT = "report.md"
+
+
+def add_parser(benches: Any) -> None:
+    replay = benches.add_parser(
+        "replay",
+        help="editing sessions typed into the real server, engine profiles side by side",
+    )
+    replay.add_argument(
+        "--profiles",
+        default=DEFAULT_PROFILES,
+        help="comma-separated engine profiles (or `scripted`); the first is the reference",
+    )
+    replay.add_argument(
+        "--settings",
+        action="append",
+        default=[],
+        metavar="NAME=JSON",
+        help="a server-settings variant (initializationOptions on top of today's), run on "
+        "every profile beside today's settings (repeatable)",
+    )
+    replay.add_argument(
+        "--arms",
+        type=Path,
+        help="a TOML file of [[arm]] tables (label, profile, settings, speculative) instead "
+        "of --profiles/--settings",
+    )
+    replay.add_argument("--sessions", type=int, default=2, help="sessions of each kind")
+    replay.add_argument("--kinds", default="write,hole,edit", help="session kinds")
+    replay.add_argument("--repeats", type=int, default=2)
+    replay.add_argument("--seed", type=int, default=17)
+    replay.add_argument(
+        "--pause-s",
+        type=float,
+        default=1.0,
+        help="median thinking pause of the typist (seconds; 0.3-4 s drawn around it)",
+    )
+    replay.add_argument(
+        "--corpus",
+        action="append",
+        default=[],
+        help="corpus roots as `draft train --corpus` takes them (default: stdlib); only its "
+        "held-out files are used",
+    )
+    replay.add_argument(
+        "--endpoint",
+        action="append",
+        default=[],
+        metavar="PROFILE=URL",
+        help="use this running engine for PROFILE instead of starting one (repeatable)",
+    )
+    replay.add_argument(
+        "--report-only",
+        action="store_true",
+        help=f"regenerate the report and plots from OUT/{DATA} without running anything",
+    )
+    replay.add_argument("--out", type=Path, required=True, help="folder for the report")
+
+
+def arms_from_args(args: argparse.Namespace) -> list[Any]:
+    from copilot_lsp.bench.replay.run import Arm
+
+    if args.arms is not None:
+        return _arms_file(args.arms)
+    profiles = [name.strip() for name in args.profiles.split(",") if name.strip()]
+    if not profiles:
+        raise CopilotLspError("--profiles names no profile")
+    variants: list[tuple[str, dict[str, Any]]] = [("", {})]
+    for item in args.settings:
+        name, _, text = item.partition("=")
+        try:
+            settings = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise CopilotLspError(f"--settings {name}: not JSON: {error}") from None
+        if not name or not isinstance(settings, dict):
+            raise CopilotLspError(f"--settings wants NAME=JSON-object, got {item!r}")
+        variants.append((name, settings))
+    return [
+        Arm(f"{profile}/{name}" if name else profile, profile, settings)
+        for profile in profiles
+        for name, settings in variants
+    ]
+
+
+def _arms_file(path: Path) -> list[Any]:
+    from copilot_lsp.bench.replay.run import Arm
+
+    try:
+        tables = tomllib.loads(path.read_text(encoding="utf-8")).get("arm", [])
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise ConfigError(f"cannot read {path}: {error}") from None
+    arms = []
+    for index, table in enumerate(tables):
+        unknown = set(table) - {"label", "profile", "settings", "speculative"}
+        if unknown or "profile" not in table:
+            raise ConfigError(
+                f"{path}: arm {index + 1} needs `profile` and may have label, settings, "
+                f"speculative (got {sorted(table)})"
+            )
+        arms.append(
+            Arm(
+                str(table.get("label", table["profile"])),
+                str(table["profile"]),
+                dict(table.get("settings", {})),
+                dict(table.get("speculative", {})),
+            )
+        )
+    if not arms:
+        raise ConfigError(f"{path} has no [[arm]] tables")
+    return arms
+
+
+def run(args: argparse.Namespace) -> str:
+    """Measure (or reload), then write the report folder; returns the report's text."""
+    from copilot_lsp.bench.replay import figures, report
+
+    out: Path = args.out
+    if args.report_only:
+        try:
+            data = json.loads((out / DATA).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as error:
+            raise CopilotLspError(f"cannot read {out / DATA}: {error}") from None
+    else:
+        data = _measure(args)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / DATA).write_text(json.dumps(data, separators=(",", ":")) + "\n", encoding="utf-8")
+    summary = figures.summarise(data)
+    names = report.draw(data, summary, out)
+    text = report.render(data, summary, names)
+    (out / REPORT).write_text(text, encoding="utf-8")
+    (out / SUMMARY).write_text(json.dumps(_finite(summary), indent=1) + "\n", encoding="utf-8")
+    return f"{text}\nreport written to {out / REPORT}"
+
+
+def _measure(args: argparse.Namespace) -> dict[str, Any]:
+    from copilot_lsp.bench.replay.run import Plan, run_replay
+    from copilot_lsp.bench.replay.sessions import heldout_files, pick_sessions
+    from copilot_lsp.client.replay.schedule import TypingModel
+    from copilot_lsp.client.replay.session import KINDS
+
+    if args.sessions < 1 or args.repeats < 1:
+        raise CopilotLspError("--sessions and --repeats must be positive")
+    kinds = [kind.strip() for kind in args.kinds.split(",") if kind.strip()]
+    unknown = sorted(set(kinds) - set(KINDS))
+    if unknown or not kinds:
+        raise CopilotLspError(f"unknown session kind(s) {unknown}; known: {', '.join(KINDS)}")
+    arms = arms_from_args(args)
+    endpoints = {}
+    for item in args.endpoint:
+        name, _, url = item.partition("=")
+        if not url:
+            raise CopilotLspError(f"--endpoint wants PROFILE=URL, got {item!r}")
+        endpoints[name] = url
+    files = heldout_files(args.corpus or ["stdlib"])
+    sessions = pick_sessions(files, args.sessions, args.seed, kinds)
+    if not 0.3 <= args.pause_s <= 4.0:
+        raise CopilotLspError("--pause-s must lie in [0.3, 4]")
+    plan = Plan(
+        sessions, repeats=args.repeats, seed=args.seed, typing=TypingModel(pause_s=args.pause_s)
+    )
+    return run_replay(arms, plan, endpoints=endpoints)
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no Infinity: a ghost that never came is written as null."""
+    if isinstance(value, float) and math.isinf(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    return value

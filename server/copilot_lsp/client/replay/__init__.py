@@ -1,0 +1,1 @@
+"""The scripted editor that replays editing sessions through the server (bench replay)."""

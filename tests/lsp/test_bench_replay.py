@@ -1,0 +1,68 @@
+"""A tiny replay through the real server over stdio, against the scripted engine.
+
+The scripted engine always proposes a new line `value = compute(x)` (then `print(value)`,
+which the filters drop as a repeat of the line below), so in the hole where that is exactly
+the missing statement the user takes it with Tab; in the edit nothing fits and they type on.
+A 200 ms debounce (longer than most gaps between keys) makes the editor cancel requests.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from copilot_lsp.bench.replay import figures
+from copilot_lsp.bench.replay.run import SCRIPTED, Arm, Plan, run_replay
+from copilot_lsp.client.replay.session import Session
+
+pytestmark = pytest.mark.timeout(120)
+
+HOLE = Session(
+    id="hole-test-3",
+    kind="hole",
+    path="pkg/calc.py",
+    before="import os\n\nx = os.sep\n",
+    target="value = compute(x)",
+    after="\nprint(value)\n",
+)
+EDIT = Session(
+    id="edit-test-3",
+    kind="edit",
+    path="pkg/count.py",
+    before="def g(items):\n    for item in items:\n        total = ",
+    target="len(item) + 1",
+    after="\n    return total\n",
+)
+
+
+def test_a_tiny_replay_accepts_the_right_suggestion_and_cancels_while_typing(
+    isolated_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key, value in isolated_env.items():
+        monkeypatch.setenv(key, value)
+    arm = Arm(SCRIPTED, SCRIPTED, {"completion": {"debounceMs": 200}})
+    data = run_replay([arm], Plan([HOLE, EDIT], repeats=1), log=print)
+    (run,) = data["runs"]
+    records = run["records"]
+    hole = [r for r in records if r["session"] == HOLE.id]
+    edit = [r for r in records if r["session"] == EDIT.id]
+    # The hole: the start-of-session suggestion is exactly the statement; it is taken.
+    assert hole[0]["trigger"] == "start" and hole[0]["visible"]
+    assert hole[0]["matched_chars"] == len(HOLE.target) == hole[0]["shown_chars"]
+    taken = [r for r in hole if r["accepted"] == "full"]
+    assert len(taken) == 1
+    assert run["typed_chars"] + run["accepted_chars"] == len(HOLE.target) + len(EDIT.target)
+    assert run["accepted_chars"] >= len(HOLE.target) - 3
+    # The server heard the accept command for that completion.
+    accepted_ids = {c["id"] for c in run["completions"] if c.get("feedback") == "accepted"}
+    assert accepted_ids == set(taken[0]["completion_ids"])
+    # The edit: wrong suggestions, typed over keystroke by keystroke.
+    assert not any(r["accepted"] for r in edit)
+    assert len(edit) == len(EDIT.target) + 1  # the start, then one per key
+    assert sum(r["cancelled_by_editor"] for r in edit) > len(edit) / 2
+    assert any(r["outcome"] == "cancelled" for r in edit)
+    summary = figures.summarise(data)["arms"][SCRIPTED]
+    assert summary["latency"]["first_ghost_ms"]["p50"] is not None
+    assert summary["proxy"]["matched_chars"] >= len(HOLE.target)
+    assert summary["tokens"]["useful"] > 0
+    assert summary["tokens"]["server_total"] >= summary["tokens"]["useful"]
+    assert data["sessions"][0]["id"] == HOLE.id and data["reference"] == SCRIPTED
