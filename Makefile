@@ -16,11 +16,11 @@ VSCODE := editor-extensions/vscode
 
 .PHONY: help setup demo test test-unit test-lsp test-engine lint fmt bench-latency bench-load \
 	engine-up engine-down \
-	engine-status clean test-editors bench-neovim vscode test-vscode test-vscode-e2e bench-context bench-quality \
+	engine-status clean docs test-editors bench-neovim vscode test-vscode test-vscode-e2e bench-context bench-quality \
 	bench-engine bench-engine-quick bench-replay bench-overhead
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
 
 setup: $(STAMP) ## create .venv with the server, the CPU engine and the dev tools
 
@@ -54,13 +54,13 @@ test: setup $(VSCODE)/node_modules/.package-lock.json ## the whole suite: pytest
 	(cd $(VSCODE) && npm test --silent) || status=$$?; \
 	exit $$status
 
-test-unit: setup
+test-unit: setup ## only the unit tier (no engine, no editor)
 	$(BIN)/pytest -q tests/unit
 
-test-lsp: setup
+test-lsp: setup ## only the LSP tier: the real server over stdio, scripted engines
 	$(BIN)/pytest -q tests/lsp
 
-test-engine: setup
+test-engine: setup ## only the engine tier: the real vLLM CPU engine (slow)
 	$(BIN)/pytest -q -ra tests/engine
 
 test-editors: setup ## the Neovim plugin in real headless Neovim 0.12-dev and 0.11 (part of `test`)
@@ -86,9 +86,12 @@ lint: setup ## ruff (lint + format check) and mypy
 	$(BIN)/ruff format --check server tests
 	$(BIN)/mypy
 
-fmt: setup
+fmt: setup ## ruff format and ruff check --fix
 	$(BIN)/ruff format server tests
 	$(BIN)/ruff check --fix server tests
+
+docs: setup ## regenerate docs/settings.md and docs/commands.md from the code (a test checks them)
+	$(BIN)/python -m copilot_lsp.cli.reference docs
 
 bench-context: setup ## parse and context-build latency on large stdlib files
 	$(BIN)/copilot-lsp bench context --out docs/benchmarks/context.json
@@ -124,8 +127,8 @@ engine-up: setup ## start the embedded engine (PROFILE=local-cpu)
 engine-down: ## stop the embedded engine
 	@if [ -x $(BIN)/copilot-lsp ]; then $(BIN)/copilot-lsp engine down; fi
 
-engine-status:
+engine-status: ## the engine the server would use, its health and prompt family
 	$(BIN)/copilot-lsp engine status
 
-clean:
+clean: ## remove .venv and the tool caches
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

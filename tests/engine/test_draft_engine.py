@@ -2,8 +2,9 @@
 
 A few training steps on a tiny corpus give heads that accept almost nothing but must load and
 serve; the shipped EAGLE head accepts a lot, which exercises vLLM's accepted-token path. In
-float32 every speculative output must equal plain decoding token for token (FINDINGS: bf16
-differs with batch shape, so equality is only asserted in float32).
+float32 every speculative output must equal plain decoding token for token (bf16 outputs can
+differ with batch shape, numerics not a bug: docs/speculative.md, "Exactness"; so equality is
+only asserted in float32).
 """
 
 from __future__ import annotations

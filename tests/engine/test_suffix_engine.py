@@ -1,7 +1,8 @@
 """Suffix decoding in the real vLLM CPU engine: it speculates, and greedy outputs equal plain.
 
-Float32 only (FINDINGS: in bfloat16, verifying many positions at once rounds differently;
-that share is measured by `python -m copilot_lsp.bench.replay.greedy --dtype bfloat16`).
+Float32 only: in bfloat16, verifying many positions at once can round differently, so equality
+holds only in float32 (how often bf16 differs is measured by `python -m
+copilot_lsp.bench.replay.greedy --dtype bfloat16`: docs/benchmarks/replay/suffix-greedy-bf16.json).
 Each prompt is sent three times, so from the second pass on the suffix tree holds the
 earlier outputs and proposes long runs: the path where a wrong acceptance would show.
 """

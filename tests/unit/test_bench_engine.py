@@ -284,6 +284,48 @@ def test_running_endpoints_are_benchmarked_repeat_by_repeat(tmp_path: Path) -> N
     assert [len(engine.requests) for engine in engines] == [2 + 2 * 6, 2 + 2 * 6]
 
 
+def test_a_profile_given_as_a_file_is_labelled_by_its_name_everywhere(tmp_path: Path) -> None:
+    import asyncio
+    import threading
+
+    from copilot_lsp.bench.decoding.run import run_benchmark
+
+    candidate = tmp_path / "draft-runs" / "cand-e3a.toml"
+    candidate.parent.mkdir()
+    candidate.write_text('name = "eagle3-candidate"\n', encoding="utf-8")
+    loop = asyncio.new_event_loop()
+    threading.Thread(target=loop.run_forever, daemon=True).start()
+    engine = asyncio.run_coroutine_threadsafe(FakeEngine().start(), loop).result(5)
+    try:
+        engine.default = Reply(chunks=["a", "b"])
+        data = run_benchmark(
+            [str(candidate)],
+            Plan(["flat"], [1], [0.0], repeats=1, max_tokens=4),
+            PROMPTS[:1],
+            endpoints={str(candidate): engine.url},
+            port=0,
+        )
+    finally:
+        asyncio.run_coroutine_threadsafe(engine.stop(), loop).result(5)
+        loop.call_soon_threadsafe(loop.stop)
+    assert list(data["profiles"]) == ["eagle3-candidate"]
+    assert {cell["profile"] for cell in data["cells"]} == {"eagle3-candidate"}
+    assert str(tmp_path) not in json.dumps(data)
+
+
+def test_a_saved_run_that_named_a_profile_by_path_is_relabelled(tmp_path: Path) -> None:
+    saved = _synthetic()
+    path = "/tmp/draft-runs/cand-sd3.toml"  # a file that no longer exists: its stem
+    saved = report.relabel(saved, {"eagle": path})
+    assert path in json.dumps(saved)
+    (tmp_path / command.DATA).write_text(json.dumps(saved), encoding="utf-8")
+    text = command.run(argparse.Namespace(report_only=True, out=tmp_path))
+    assert "| cand-sd3 | 1 |" in text
+    for name in ("report.md", "summary.json", "roofline.md"):
+        assert "/tmp/" not in (tmp_path / name).read_text(encoding="utf-8"), name
+    assert "cand-sd3" in json.loads((tmp_path / "summary.json").read_text())["greedy_identical"]
+
+
 def test_a_claim_about_where_speculation_stops_needs_a_profile_that_pays() -> None:
     data = _synthetic()
     data["profiles"].pop("eagle")

@@ -227,10 +227,34 @@ prompt_lookup_max = 4
     path = write(tmp_path, BASE_TOML + spec)
     with pytest.raises(
         ConfigError,
-        match=r"speculative\.options: .*set num_speculative_tokens in \[speculative\] itself",
+        match=r"speculative\.options: .*num_speculative_tokens in \[speculative\] itself, not in",
     ):
         load_profile(str(path))
     # Without the clash the same options pass through to --speculative-config.
     path = write(tmp_path, BASE_TOML + spec.replace("num_speculative_tokens = 12\n", ""))
     config = json.loads(flag_value(load_profile(str(path)).command("/m"), "--speculative-config"))
     assert config == {"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}
+
+
+def test_reports_label_a_profile_file_by_its_name_never_its_path(tmp_path: Path) -> None:
+    from copilot_lsp.serving.profiles import profile_label, profile_labels
+
+    named = write(tmp_path, BASE_TOML.replace('name = "test"', 'name = "eagle-round-7"'), "c7.toml")
+    nameless = write(tmp_path, "[model]\n", "cand-e3b.toml")
+    assert profile_label("local-cpu") == "local-cpu"
+    assert profile_label(str(named)) == "eagle-round-7"
+    assert profile_label(str(nameless)) == "cand-e3b"
+    assert profile_label(str(tmp_path / "gone.toml")) == "gone"
+    # A candidate copied from the profile it competes with keeps that profile's name: the
+    # file's stem tells the two apart.
+    copied = write(tmp_path, BASE_TOML, "cand-sd7.toml")
+    assert profile_labels(["test", str(copied), str(named)]) == {
+        "test": "test",
+        str(copied): "cand-sd7",
+        str(named): "eagle-round-7",
+    }
+    other = tmp_path / "other"
+    other.mkdir()
+    twin = write(other, BASE_TOML, "cand-sd7.toml")
+    with pytest.raises(ConfigError, match="cand-sd7"):
+        profile_labels(["test", str(copied), str(twin)])

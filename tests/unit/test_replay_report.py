@@ -185,3 +185,10 @@ def test_arms_from_profiles_and_settings_variants(tmp_path: Path) -> None:
     )
     (arm,) = command.arms_from_args(argparse.Namespace(arms=sweep))
     assert arm.label == "k8" and arm.speculative["num_speculative_tokens"] == 8
+    candidate = tmp_path / "cand-sd6.toml"
+    candidate.write_text('name = "eagle-round-6"\n', encoding="utf-8")
+    args = argparse.Namespace(arms=None, profiles=f"plain,{candidate}", settings=[])
+    assert [arm.label for arm in command.arms_from_args(args)] == ["plain", "eagle-round-6"]
+    sweep.write_text(f'[[arm]]\nprofile = "{candidate}"\n')
+    (arm,) = command.arms_from_args(argparse.Namespace(arms=sweep))
+    assert (arm.label, arm.profile) == ("eagle-round-6", str(candidate))

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -101,9 +102,11 @@ class SpeculativeSpec(_Strict):
         reserved = sorted(set(options) & {"method", "model", "num_speculative_tokens"})
         suffix = sorted(key for key in options if key.startswith("suffix_decoding_"))
         if reserved or suffix:
+            where = "[speculative] itself" if reserved else ""
+            if suffix:
+                where += (" and " if where else "") + "[speculative.suffix]"
             raise ValueError(
-                f"set {', '.join(reserved + suffix)} in [speculative] (suffix decoding's in "
-                "[speculative.suffix]) itself, not in its options"
+                f"set {', '.join(reserved + suffix)} in {where}, not in [speculative.options]"
             )
         return options
 
@@ -208,6 +211,38 @@ def profiles_dir() -> Path:
 
 def available_profiles() -> list[str]:
     return sorted(path.stem for path in profiles_dir().glob("*.toml"))
+
+
+def profile_label(name_or_path: str) -> str:
+    """How reports name a profile: a name as it is; a TOML file by the `name` inside it, else by
+    its file stem; never by its path (a path names someone's scratch folder, not a profile)."""
+    path = Path(name_or_path)
+    if path.suffix != ".toml":
+        return name_or_path
+    try:
+        name = tomllib.loads(path.read_text(encoding="utf-8")).get("name")
+    except (OSError, tomllib.TOMLDecodeError):
+        name = None
+    return name.strip() if isinstance(name, str) and name.strip() else path.stem
+
+
+def profile_labels(names_or_paths: Sequence[str]) -> dict[str, str]:
+    """Each profile's report label, all different: a TOML file whose `name` repeats another
+    profile's (a candidate copied from the profile it competes with) is labelled by its stem."""
+    items = list(dict.fromkeys(names_or_paths))
+    labels = {item: profile_label(item) for item in items}
+    taken = list(labels.values())
+    for item in items:
+        if taken.count(labels[item]) > 1 and Path(item).suffix == ".toml":
+            labels[item] = Path(item).stem
+    final = list(labels.values())
+    repeated = sorted({label for label in final if final.count(label) > 1})
+    if repeated:
+        raise ConfigError(
+            f"profiles {', '.join(items)} would share the report label(s) "
+            f"{', '.join(repeated)}: give the TOML files different names or stems"
+        )
+    return labels
 
 
 def load_profile(name_or_path: str) -> Profile:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from copilot_lsp.errors import CopilotLspError
-from copilot_lsp.serving.profiles import port_number
+from copilot_lsp.serving.profiles import port_number, profile_labels
 
 DEFAULT_PROFILES = "local-cpu-baseline,local-cpu,local-cpu-medusa,local-cpu-ngram"
 REPORT = "report.md"
@@ -88,6 +88,7 @@ def run(args: argparse.Namespace) -> str:
             data = json.loads((out / DATA).read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as error:
             raise CopilotLspError(f"cannot read {out / DATA}: {error}") from None
+        data = report.relabel(data, profile_labels(list(data["profiles"])))
     else:
         data = _measure(args)
         out.mkdir(parents=True, exist_ok=True)

@@ -65,7 +65,7 @@ def render(
         "plain decoding measured in the same run. Spread = lowest–highest median of the "
         "repeats.",
         "",
-        "## Claims of the design brief, measured",
+        "## Speculative-decoding claims this project started from, measured",
         "",
     ]
     out += _table(

@@ -3,9 +3,9 @@
 `flat` and `nested` are prefixes of held-out corpus files (draft/corpus.py: never trained on,
 never SAFIM), each cut right after a line that opens a block: at indentation depth 0 or 1 for
 `flat` (a function or method body follows), at depth 3 or more for `nested` (the body of a
-loop inside a condition inside a function…), which is where the design brief says Medusa's
-acceptance collapses. `longform` is three long generation tasks written for this benchmark:
-the brief's own three prompts are not in our hands, so these stand in for them (same kind:
+loop inside a condition inside a function…), which is where Medusa's acceptance is claimed to
+collapse. `longform` is three long generation tasks written for this benchmark: the three
+prompts the claims came with are not available here, so these stand in for them (same kind:
 a long, self-contained piece of code to write from a short description).
 """
 

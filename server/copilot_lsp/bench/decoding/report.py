@@ -1,6 +1,7 @@
 """From the benchmark's JSON to tables and answers: summaries per profile and concurrency,
 acceptance per kind of code and per draft position, the temperature sweep, greedy equality,
-and a measured yes or no for each of the design brief's claims.
+and a measured yes or no for each of the speculative-decoding claims this project started
+from (stated in claims.py).
 
 Everything here reads the JSON document only, so a report can be regenerated from a saved
 run (`bench engine --report-only`).
@@ -44,6 +45,21 @@ def _gaps(request: dict[str, Any]) -> list[float]:
         if delivered > 0:
             gaps.extend([(after - before) / delivered] * delivered)
     return gaps
+
+
+def relabel(data: dict[str, Any], labels: dict[str, str]) -> dict[str, Any]:
+    """The run with its profiles renamed (old name -> label) wherever a profile is named:
+    for runs saved before profiles given as TOML paths were labelled by name."""
+    if all(labels.get(name, name) == name for name in data["profiles"]):
+        return data
+    profiles = {}
+    for name, info in data["profiles"].items():
+        label = labels.get(name, name)
+        profiles[label] = {**info, "name": label}
+    cells = [
+        {**cell, "profile": labels.get(cell["profile"], cell["profile"])} for cell in data["cells"]
+    ]
+    return {**data, "profiles": profiles, "cells": cells}
 
 
 def plain_profile(data: dict[str, Any]) -> str:

@@ -1,5 +1,5 @@
 """Roofline projection: what the measured acceptance would give Qwen2.5-Coder-32B on
-2×A100-80GB and on one H200, next to the design brief's figures, arithmetic shown.
+2×A100-80GB and on one H200, next to the claimed figures, arithmetic shown.
 
 Single-stream decoding of a 32B model is bound by memory bandwidth: every step reads every
 weight once. A speculative step reads the target once to verify k+1 tokens (at batch 1,
@@ -118,7 +118,7 @@ def render(summary: dict[str, Any]) -> str:
         )
     lines += [
         "",
-        f"The brief's plain 28 tok/s on 2×A100 is {28 / (HARDWARE[0].bandwidth / target):.0%} "
+        f"The claimed plain 28 tok/s on 2×A100 is {28 / (HARDWARE[0].bandwidth / target):.0%} "
         "of the roofline: plausible for PCIe cards or eager HuggingFace code, low for vLLM "
         "with tensor parallelism over NVLink and CUDA graphs.",
         "",
@@ -127,7 +127,7 @@ def render(summary: dict[str, Any]) -> str:
         "τ = 1 + Σ per-position acceptance. Measured τ comes from this run's 3-token drafts on",
         "the embedded SmolLM2-135M (concurrency 1, greedy, flat + nested prompts), extended to",
         f"{SPEC_TOKENS} positions by its last measured decay; it is the acceptance of heads",
-        "trained here for under an hour of CPU, not of a 32B head. The brief's τ 3.4 and a",
+        "trained here for under an hour of CPU, not of a 32B head. The claimed τ 3.4 and a",
         "published vLLM EAGLE-3 τ (≈ 3.5 at K = 7, LLaMA-3.1-8B, vLLM issue #20780) sit beside it.",
         "",
         "| source | method | τ | "
@@ -145,7 +145,7 @@ def render(summary: dict[str, Any]) -> str:
         detail = " / ".join(f"{r:.2f}" for r in rates)
         cases.append((f"measured here ({profile})", method, tau, f"per position {detail}"))
     cases += [
-        ("brief: EAGLE-2, 81.6 % acceptance", "eagle", 3.4, "as stated in the brief"),
+        ("claimed: EAGLE-2, 81.6 % acceptance", "eagle", 3.4, "as claimed"),
         ("vLLM EAGLE-3, K = 7 (#20780)", "eagle", 3.54, "LLaMA-3.1-8B, MT-bench"),
     ]
     for source, method, tau, detail in cases:
@@ -158,7 +158,7 @@ def render(summary: dict[str, Any]) -> str:
     flop_byte = ", ".join(f"{name} {v:.0f}" for name, v in COMPUTE_BOUND_FLOP_PER_BYTE.items())
     lines += [
         "",
-        "The brief's 96 tok/s from 28 is ×3.43, more than its own τ 3.4: a speed-up can",
+        "The claimed 96 tok/s from 28 is ×3.43, more than its own τ 3.4: a speed-up can",
         "never exceed τ (each step costs at least one target pass), so those two figures",
         "cannot both hold with the bonus token counted in τ.",
         "",
@@ -176,7 +176,7 @@ def render(summary: dict[str, Any]) -> str:
         + ", against "
         + ", ".join(f"{v:.0f}" for v in COMPUTE_BOUND_FLOP_PER_BYTE.values())
         + " for plain decoding. Past that point every rejected draft token is paid in compute,",
-        "so speculation stops paying well before the brief's batch 64 unless τ is high.",
+        "so speculation stops paying well before the claimed batch 64 unless τ is high.",
         "",
     ]
     return "\n".join(lines)

@@ -19,7 +19,7 @@ from tqdm import tqdm
 from copilot_lsp.bench.decoding.prompts import Prompt
 from copilot_lsp.bench.decoding.runner import Cell, Plan, run_profile_cells
 from copilot_lsp.serving import launcher
-from copilot_lsp.serving.profiles import Profile, load_profile
+from copilot_lsp.serving.profiles import Profile, load_profile, profile_labels
 
 
 def with_capacity(profile: Profile, sequences: int) -> Profile:
@@ -99,24 +99,24 @@ def run_benchmark(
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     cells = plan.cells(prompts)
-    profiles_info: dict[str, Any] = {name: {"name": name} for name in profile_names}
+    # Results, report and plots name a profile given as a TOML file by its name, not its path.
+    labels = profile_labels(profile_names)
+    profiles_info: dict[str, Any] = {labels[name]: {"name": labels[name]} for name in labels}
     results: list[Cell] = []
     started = time.time()
     # Repeat-major: every profile runs repeat 0, then every profile repeat 1, … A shared
     # machine's load drifts over minutes; this way the drift lands in the spread between
     # repeats instead of in the differences between profiles.
-    with tqdm(total=sum(spec.requests for spec in cells) * len(profile_names), unit="req") as bar:
+    with tqdm(total=sum(spec.requests for spec in cells) * len(labels), unit="req") as bar:
         for repeat in range(plan.repeats):
             todo = [spec for spec in cells if spec.repeat == repeat]
-            for name in profile_names:
-                bar.set_description(f"{name} (repeat {repeat + 1}/{plan.repeats})")
-                with _engine(name, plan, profiles_info[name], endpoints, port, dtype, log) as (
-                    root,
-                    model,
-                ):
+            for name, label in labels.items():
+                bar.set_description(f"{label} (repeat {repeat + 1}/{plan.repeats})")
+                info = profiles_info[label]
+                with _engine(name, plan, info, endpoints, port, dtype, log) as (root, model):
                     results += asyncio.run(
                         run_profile_cells(
-                            root, model, name, todo, prompts, plan.max_tokens, bar.update
+                            root, model, label, todo, prompts, plan.max_tokens, bar.update
                         )
                     )
     return {

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from copilot_lsp.errors import ConfigError, CopilotLspError
+from copilot_lsp.serving.profiles import profile_label, profile_labels
 
 DEFAULT_PROFILES = "local-cpu-baseline,local-cpu-ngram,local-cpu-suffix,local-cpu,local-cpu-eagle3"
 DATA = "results.json"
@@ -91,9 +92,10 @@ def arms_from_args(args: argparse.Namespace) -> list[Any]:
         if not name or not isinstance(settings, dict):
             raise CopilotLspError(f"--settings wants NAME=JSON-object, got {item!r}")
         variants.append((name, settings))
+    labels = profile_labels(profiles)
     return [
-        Arm(f"{profile}/{name}" if name else profile, profile, settings)
-        for profile in profiles
+        Arm(f"{labels[profile]}/{name}" if name else labels[profile], profile, settings)
+        for profile in labels
         for name, settings in variants
     ]
 
@@ -115,7 +117,7 @@ def _arms_file(path: Path) -> list[Any]:
             )
         arms.append(
             Arm(
-                str(table.get("label", table["profile"])),
+                str(table.get("label", profile_label(str(table["profile"])))),
                 str(table["profile"]),
                 dict(table.get("settings", {})),
                 dict(table.get("speculative", {})),

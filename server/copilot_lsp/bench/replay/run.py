@@ -32,7 +32,7 @@ from copilot_lsp.client.replay.wire import close_client, start_server
 from copilot_lsp.engine.metrics import SpecDecodeCounters, parse_metrics, total
 from copilot_lsp.errors import ConfigError
 from copilot_lsp.serving import launcher
-from copilot_lsp.serving.profiles import Profile, load_profile
+from copilot_lsp.serving.profiles import Profile, load_profile, profile_label
 from copilot_lsp.telemetry.log import read_log
 from copilot_lsp.testing.fake_engine import FakeEngine, Reply
 
@@ -133,7 +133,12 @@ def run_replay(
         },
         "sessions": [session.summary() for session in plan.sessions],
         "arms": [
-            {**asdict(arm), "engine": engines.get(_group_head(arms, arm).label, {})} for arm in arms
+            {
+                **asdict(arm),
+                "profile": profile_label(arm.profile),
+                "engine": engines.get(_group_head(arms, arm).label, {}),
+            }
+            for arm in arms
         ],
         "reference": arms[0].label,
         "runs": runs,
