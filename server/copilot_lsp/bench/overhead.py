@@ -106,7 +106,10 @@ async def run_overhead(
                 items = await session.complete(uris[name], line, column + 1)
                 elapsed = (time.perf_counter() - started) * 1000.0
                 if not items:
-                    raise RuntimeError(f"{name}: no suggestion in round {round_index}")
+                    said = "; ".join(session.messages[-2:]) or "nothing"
+                    raise RuntimeError(
+                        f"{name}: no suggestion in round {round_index} (the server said: {said})"
+                    )
                 if round_index >= warmup:
                     round_trips[name].append(elapsed)
             column += 1
