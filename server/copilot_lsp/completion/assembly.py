@@ -239,9 +239,13 @@ def _definitions(
     names = snippets.names_near(above[-1500:])
     indexes: list[tuple[str, dict[str, list[snippets.Definition]]]] = []
     if request.own_definitions is not None and time.perf_counter() < deadline:
+        # Only the names looked up are filtered (a 5,000-line file defines hundreds): the
+        # definitions inside the window are in the prompt already.
+        every = request.own_definitions()
         own = {
-            name: [d for d in found if not first <= d.start_line <= last]
-            for name, found in request.own_definitions().items()
+            name: [d for d in every[name] if not first <= d.start_line <= last]
+            for name in names
+            if name in every
         }
         indexes.append((request.path, own))
     for other in request.others:
