@@ -167,3 +167,24 @@ def test_recent_chunks_are_added_unless_similar_to_the_window() -> None:
     )
     assert [s.text for s in built.snippets] == [fresh.text]
     assert "# recently edited (other.py):" in built.prompt
+
+
+def test_own_definitions_come_from_outside_the_window_only() -> None:
+    filler = "\n".join(f"value_{i} = {i}" for i in range(60))
+    text = (
+        "def far_helper(a):\n    return a\n\n\n"
+        f"{filler}\n\n\n"
+        "def near_helper(b):\n    return b\n\n\n"
+        "def main():\n    far_helper(near_helper(1))\n    "
+    )
+    syntax = SyntaxTree.for_language("python", text)
+    assert syntax is not None
+    index = snippets.definitions(syntax.tree(text), "python", 1e12)
+    built = build_prompt(
+        request(text, len(text), own_definitions=lambda: index),
+        load_template("smollm2"),
+        TokenCounter(),
+        limits(prefix_lines=20),
+    )
+    assert [s.text for s in built.snippets if s.kind == "definition"] == ["def far_helper(a):"]
+    assert "def near_helper(b):\n    return b" in built.prompt  # in the window, as code
