@@ -17,7 +17,7 @@ VSCODE := editor-extensions/vscode
 .PHONY: help setup demo test test-unit test-lsp test-engine lint fmt bench-latency bench-load \
 	engine-up engine-down \
 	engine-status clean docs test-editors bench-neovim vscode test-vscode test-vscode-e2e bench-context bench-quality \
-	bench-engine bench-engine-quick bench-replay deploy-manifests test-cluster
+	bench-engine bench-engine-quick bench-replay bench-overhead deploy-manifests test-cluster
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -105,6 +105,9 @@ bench-quality: setup ## SAFIM Python subsets through the server, with and withou
 bench-latency: setup ## 20 completions of the sample file through the LSP (after make engine-up)
 	$(BIN)/copilot-lsp bench latency $(SAMPLE) --line $(SAMPLE_LINE) --col $(SAMPLE_COL) -n 20 \
 		--out docs/benchmarks/latency-$(PROFILE).json
+
+bench-overhead: setup ## the server's own cost per completion (scripted engine, 5,000-line file, an edit before each)
+	$(BIN)/copilot-lsp bench overhead --out docs/benchmarks/overhead.json
 
 bench-load: setup ## 60 s of replayed typing (50 keys/s, 10 documents) against the scripted engine
 	$(BIN)/copilot-lsp bench load --out docs/benchmarks/load-scripted.json

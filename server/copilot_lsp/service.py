@@ -89,13 +89,14 @@ class CopilotService:
         suggestion = await self.pipeline.serve(request)
         if suggestion is None:
             return None
-        start = position_at(request.text, suggestion.offset, encoding)
+        starts = request.prompt.starts
+        start = position_at(request.text, suggestion.offset, encoding, starts)
 
         def end(offset: int) -> Position:
             return (
                 start
                 if offset == suggestion.offset
-                else position_at(request.text, offset, encoding)
+                else position_at(request.text, offset, encoding, starts)
             )
 
         return PlacedSuggestion(

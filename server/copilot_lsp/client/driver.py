@@ -102,6 +102,16 @@ class EditorSession:
         )
         return uri
 
+    def insert(self, uri: str, version: int, line: int, column: int, text: str) -> None:
+        """Type `text` at (line, column) (zero-based, UTF-16): an incremental didChange."""
+        at = types.Position(line, column)
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(version=version, uri=uri),
+                [types.TextDocumentContentChangePartial(types.Range(at, at), text)],
+            )
+        )
+
     def close_document(self, uri: str) -> None:
         self.client.text_document_did_close(
             types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri))

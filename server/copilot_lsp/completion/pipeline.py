@@ -166,11 +166,9 @@ class CompletionService:
         previous = self._inflight.get(uri)
         if previous is not None and not previous.done():
             previous.cancel()
-        remaining = self.typethrough.lookup(uri, text, offset)
+        remaining = self.typethrough.lookup(uri, text, offset, unchanged=request.automatic)
         if remaining is not None:
-            return self._typed_through(
-                uri, timeline, text, offset, remaining.completion, remaining.end_offset
-            )
+            return self._typed_through(timeline, offset, remaining.completion, remaining.end_offset)
         task = asyncio.ensure_future(
             self._run(
                 timeline, request.window, request.prompt, settings, request.automatic, on_partial
@@ -198,13 +196,13 @@ class CompletionService:
         return suggestion
 
     def _typed_through(
-        self, uri: str, timeline: Timeline, text: str, offset: int, completion: str, end: int
+        self, timeline: Timeline, offset: int, completion: str, end: int
     ) -> Suggestion:
         timeline.mode = "type-through"
         timeline.chars_shown = len(completion)
         timeline.finish("shown")
         self._on_timeline(timeline)
-        self.typethrough.remember(uri, Shown(text, offset, end, completion))
+        # The engine's suggestion stays the reference (a backspace may come back into it).
         return Suggestion(timeline.id, completion, offset, end, timeline)
 
     def forget(self, uri: str) -> None:
@@ -259,6 +257,7 @@ class CompletionService:
             context.line_after_cursor,
             automatic=automatic,
             multiline=options.multiline == "auto",
+            next_lines=context.next_lines,
         )
         timeline.mode = mode.value
         if mode is Mode.SKIP or not options.enable:
@@ -284,8 +283,11 @@ class CompletionService:
         context = built.context
         request = CompletionRequest(
             prompt=built.prompt,
+            # A hole's one statement may open a block and bring its body (cutting.py); the
+            # stream is closed at its end either way, so the cap costs nothing when it is
+            # a simple statement.
             max_tokens=options.max_tokens
-            if mode is Mode.MULTI_LINE
+            if mode is Mode.MULTI_LINE or not context.line_before_cursor.strip()
             else options.single_line_max_tokens,
             temperature=options.temperature,
             stop=tuple(dict.fromkeys([*template.stop, *settings.prompt.stop])),
