@@ -220,8 +220,10 @@ async def test_global_inflight_cap_holds_requests_over_it(session: Session) -> N
     await session.initialize({"completion": {"maxInflight": 2}})
 
     async def both_open(index: int) -> None:  # the first two streams wait for each other
+        # peak_open, not open_now: the second stream may finish (and a third open) between
+        # two polls, so "two open right now" can be missed; "two were open at once" cannot.
         if index == 0:
-            await until(lambda: session.engine.open_now >= 2)
+            await until(lambda: session.engine.peak_open >= 2)
 
     session.engine.replies = [Reply(chunks=["s"] * 6, gate=both_open) for _ in range(2)]
     session.engine.default = Reply(chunks=["s"] * 6)

@@ -348,3 +348,14 @@ def test_paying_at_low_concurrency_says_nothing_about_batch_64() -> None:
     batch = claims.answer_all(report.summarise(data))[2]
     assert batch.holds is None
     assert "measured only up to concurrency 16" in batch.evidence
+
+
+def test_roofline_costs_model_free_drafts_at_no_weight_reads() -> None:
+    from copilot_lsp.bench.decoding import roofline
+
+    assert roofline.method_of("local-cpu-suffix") == "suffix"
+    assert roofline.method_of("local-cpu-ngram") == "ngram"
+    assert roofline.method_of("local-cpu-medusa") == "medusa"
+    assert roofline.method_of("local-cpu-eagle3") == "eagle"
+    assert roofline.draft_bytes("suffix") == roofline.draft_bytes("ngram") == 0.0
+    assert roofline.draft_bytes("eagle") > roofline.draft_bytes("medusa") > 0.0

@@ -53,6 +53,15 @@ def target_bytes() -> float:
     return (LAYERS * layer_params() + VOCAB * HIDDEN) * BYTES + kv
 
 
+def method_of(profile: str) -> str:
+    """The draft kind a profile's label names: model-free drafts (n-gram, suffix decoding)
+    read no weights; EAGLE-3 is costed as EAGLE (one layer per drafted token)."""
+    for method in ("medusa", "ngram", "suffix"):
+        if method in profile:
+            return method
+    return "eagle"
+
+
 def draft_bytes(method: str, k: int = SPEC_TOKENS) -> float:
     """Bytes a draft reads to propose k tokens."""
     lm_head = VOCAB * HIDDEN
@@ -60,7 +69,7 @@ def draft_bytes(method: str, k: int = SPEC_TOKENS) -> float:
         return k * (2 * HIDDEN * HIDDEN + layer_params() + lm_head) * BYTES
     if method == "medusa":  # one pass: k residual blocks (H×H), the shared lm_head once
         return (k * HIDDEN * HIDDEN + lm_head) * BYTES
-    return 0.0  # n-gram: a lookup in the prompt
+    return 0.0  # n-gram, suffix decoding: a lookup in the prompt or a suffix tree, no weights
 
 
 def tau_at(per_position: list[float], k: int = SPEC_TOKENS) -> tuple[float, list[float]]:
@@ -99,7 +108,8 @@ def render(summary: dict[str, Any]) -> str:
         f"= {_gb(draft_bytes('eagle'))} ({draft_bytes('eagle') / target:.1%} of a target step)",
         f"- Medusa draft, {SPEC_TOKENS} heads in one pass: {SPEC_TOKENS} × H×H + lm_head = "
         f"{_gb(draft_bytes('medusa'))} ({draft_bytes('medusa') / target:.1%})",
-        "- n-gram draft: nothing (a lookup in the prompt)",
+        "- n-gram and suffix-decoding drafts: nothing (a lookup in the prompt or in a suffix "
+        "tree of earlier outputs)",
         "",
         "## Plain decoding",
         "",
@@ -140,7 +150,7 @@ def render(summary: dict[str, Any]) -> str:
         acceptance = (row.get(1) or {}).get("acceptance")
         if not acceptance:
             continue
-        method = "medusa" if "medusa" in profile else "ngram" if "ngram" in profile else "eagle"
+        method = method_of(profile)
         tau, rates = tau_at(acceptance["per_position"])
         detail = " / ".join(f"{r:.2f}" for r in rates)
         cases.append((f"measured here ({profile})", method, tau, f"per position {detail}"))
