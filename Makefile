@@ -17,7 +17,7 @@ VSCODE := editor-extensions/vscode
 .PHONY: help setup demo test test-unit test-lsp test-engine lint fmt bench-latency bench-load \
 	engine-up engine-down \
 	engine-status clean docs test-editors bench-neovim vscode test-vscode test-vscode-e2e bench-context bench-quality \
-	bench-engine bench-engine-quick bench-replay
+	bench-engine bench-engine-quick bench-replay bench-overhead deploy-manifests test-cluster
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -106,6 +106,9 @@ bench-latency: setup ## 20 completions of the sample file through the LSP (after
 	$(BIN)/copilot-lsp bench latency $(SAMPLE) --line $(SAMPLE_LINE) --col $(SAMPLE_COL) -n 20 \
 		--out docs/benchmarks/latency-$(PROFILE).json
 
+bench-overhead: setup ## the server's own cost per completion (scripted engine, 5,000-line file, an edit before each)
+	$(BIN)/copilot-lsp bench overhead --out docs/benchmarks/overhead.json
+
 bench-load: setup ## 60 s of replayed typing (50 keys/s, 10 documents) against the scripted engine
 	$(BIN)/copilot-lsp bench load --out docs/benchmarks/load-scripted.json
 
@@ -126,6 +129,14 @@ engine-down: ## stop the embedded engine
 
 engine-status: ## the engine the server would use, its health and prompt family
 	$(BIN)/copilot-lsp engine status
+
+deploy-manifests: setup ## regenerate deploy/'s profile-specific files from configs/profiles (checked by `make test`)
+	$(BIN)/python -m copilot_lsp.serving.manifests
+
+test-cluster: setup ## (not part of `test`: ~11 min, needs vllm-router) two CPU engines behind vllm-router, the server pointed at the router
+	@$(BIN)/vllm-router --help >/dev/null 2>&1 || $(BIN)/pip install -q 'vllm-router==0.1.17'
+	COPILOT_LSP_CLUSTER_REPORT=docs/benchmarks/cluster.json COPILOT_LSP_CLUSTER_LOGS=.cluster-logs \
+		$(BIN)/pytest -q -s -ra -m cluster tests/cluster
 
 clean: ## remove .venv and the tool caches
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -8,6 +8,8 @@ so mixing these up corrupts buffers as soon as a line holds non-ASCII text.
 from __future__ import annotations
 
 import bisect
+import itertools
+import operator
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -72,7 +74,37 @@ def codepoints_to_units(line: str, column: int, encoding: Encoding) -> int:
 
 def line_starts(text: str) -> list[int]:
     """Offsets at which each line of `text` starts (LSP counts \\n, \\r\\n and \\r)."""
+    if "\r" not in text:
+        # The common case, in C: a 5,000-line file in well under a millisecond.
+        lines = text.split("\n")
+        lengths = itertools.accumulate(map(len, lines[:-1]), initial=0)
+        return list(map(operator.add, lengths, range(len(lines))))
     return [0, *(match.end() for match in _LINE_BREAK.finditer(text))]
+
+
+def edited_line_starts(
+    starts: list[int], text: str, start: int, end: int, inserted: int
+) -> list[int]:
+    """The line starts of `text`, which is the text `starts` describes with its code points
+    `start:end` replaced by `inserted` new ones, computed around the edit only.
+
+    Breaks are searched again from the line holding the code point before the edit (a \\r
+    there may join an inserted \\n) to the first line starting two past the edit's old end;
+    every line after that only moves.
+    """
+    delta = inserted - (end - start)
+    first = max(0, bisect.bisect_right(starts, start - 1) - 1)
+    after = bisect.bisect_right(starts, end + 1)
+    region_start = starts[first]
+    tail = after < len(starts)
+    region_end = starts[after] + delta if tail else len(text)
+    # A break ending at region_end is the moved line's own start (or the last, empty line).
+    found = [
+        match.end()
+        for match in _LINE_BREAK.finditer(text, region_start, region_end)
+        if not tail or match.end() < region_end
+    ]
+    return [*starts[: first + 1], *found, *(offset + delta for offset in starts[after:])]
 
 
 def line_content(text: str, starts: list[int], line: int) -> str:

@@ -32,6 +32,8 @@ class PlacedSuggestion:
     start: Position
     end: Position
     """Past `start` when closers right of the cursor are replaced."""
+    alternatives: tuple[PlacedSuggestion, ...] = ()
+    """Further suggestions after this one (an explicit request; completion/alternatives.py)."""
 
 
 class CopilotService:
@@ -87,11 +89,25 @@ class CopilotService:
         suggestion = await self.pipeline.serve(request)
         if suggestion is None:
             return None
+        starts = request.prompt.starts
+        start = position_at(request.text, suggestion.offset, encoding, starts)
+
+        def end(offset: int) -> Position:
+            return (
+                start
+                if offset == suggestion.offset
+                else position_at(request.text, offset, encoding, starts)
+            )
+
         return PlacedSuggestion(
             suggestion.id,
             suggestion.text,
-            position_at(request.text, suggestion.offset, encoding),
-            position_at(request.text, suggestion.end_offset, encoding),
+            start,
+            end(suggestion.end_offset),
+            tuple(
+                PlacedSuggestion(other.id, other.text, start, end(other.end_offset))
+                for other in suggestion.alternatives
+            ),
         )
 
     async def warm_up(self) -> None:

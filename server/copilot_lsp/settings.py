@@ -118,6 +118,13 @@ class CompletionSettings(_Section):
     max_inflight: int = Field(default=4, ge=1, le=256)
     """Most engine requests this server has open at once, over all documents (each document
     has at most one); more wait for a slot, and a newer keystroke cancels them meanwhile."""
+    alternatives: int = Field(default=3, ge=1, le=8)
+    """Suggestions an explicit request (invoke, or cycling in the editor) may return: the greedy
+    one first, then up to this many minus one sampled beside it in one more engine request
+    (`n`), each cut and fitted like the first, duplicates and empty ones dropped. Automatic
+    requests always get one. 1: no alternatives."""
+    alternatives_temperature: float = Field(default=0.4, gt=0.0, le=2.0)
+    """Sampling temperature of the alternatives (the first suggestion stays at `temperature`)."""
 
 
 class PromptSettings(_Section):

@@ -125,10 +125,12 @@ async def test_next_prev_and_accept_line_keys(
     assert run.result["after_prev"] == FULL  # the answer has one item: it stays
     assert run.result["after_line"][1:3] == ["    result = 0", ""]
     recent = run.result["stats"]["recent"]
+    # <M-]> asks as invoked in both (0.12: through the built-in's own request, which replaces
+    # the one it had debounced), so the alternatives are asked for too (this engine samples
+    # empty choices: one item); <M-[> on that one item asks nothing more.
     assert len(engine.requests) == 1, (recent, run.result["events"])
-    # 0.11: the plugin asks on <M-]> as invoked. 0.12: vim.lsp.inline_completion asks by
-    # itself (as automatic) and <M-]> / <M-[> select among its items.
-    assert recent[0]["trigger"] == ("invoked" if version == "0.11" else "automatic"), recent
+    assert len(engine.sampled_requests) == 1, (recent, run.result["events"])
+    assert recent[0]["trigger"] == "invoked", recent
     outcomes = run.result["stats"]["outcomes"]
     assert outcomes["partially_accepted"] == 1 and "accepted" not in outcomes
 
@@ -141,3 +143,48 @@ async def test_setup_rejects_bad_options(isolated_env: dict[str, str], tmp_path:
     messages = run.result["messages"]
     assert "debounce_ms" in messages[0] and "number" in messages[0]
     assert "keymaps.accept_all: unknown action" in messages[1]
+
+
+# Two sampled choices, distinct from the greedy answer and from each other.
+ALTERNATIVES = [
+    ["\n    result", " = sum(items)\n", "    return result\n", "\n"],
+    ["\n    return", " len(items)\n", "\n"],
+]
+SHOWN = [FULL, "result = sum(items)\n    return result", "return len(items)"]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_cycling_shows_each_alternative_and_tab_accepts_the_shown_one(
+    version: str, engine: FakeEngine, isolated_env: dict[str, str], tmp_path: Path
+) -> None:
+    engine.sampled_default = Reply(choices=ALTERNATIVES, delay_s=0.01)
+    source = tmp_path / "total.py"
+    source.write_text(SOURCE)
+    run = await run_neovim(
+        version,
+        SCRIPT,
+        isolated_env,
+        tmp_path,
+        scenario="cycle_alternatives",
+        file=str(source),
+        engine_url=engine.url,
+        alternatives=json.dumps(SHOWN),
+    )
+    assert run.result.get("error") is None, f"{run.result.get('error')}\n{run.stderr}"
+    # Typing asked for one suggestion; the first <M-]> asked once more, for the alternatives.
+    assert len(engine.sampled_requests) == 1 and engine.sampled_requests[0].body["n"] == 2
+    assert run.events("items")[-1] == [
+        {"text": text, "id": ids} for text, ids in zip(SHOWN, _ids(run), strict=True)
+    ]
+    # <M-]> x3 walks 2, 3 and wraps to 1; <M-[> goes back to 3.
+    assert run.result["seen"] == [SHOWN[0], SHOWN[1], SHOWN[2], SHOWN[0], SHOWN[2]]
+    # The plugin's count of what is on screen (which id it reports shown) follows.
+    assert run.result["positions"] == [[1, 1], [2, 3], [3, 3], [1, 3], [3, 3]]
+    assert run.result["lines"][1] == "    return len(items)"
+    outcomes = run.result["stats"]["outcomes"]
+    assert outcomes["accepted"] == 1 and outcomes["accepted_alternative"] == 1
+
+
+def _ids(run: NeovimRun) -> list[str]:
+    first = run.events("items")[-1][0]["id"]
+    return [first, f"{first}#2", f"{first}#3"]

@@ -32,7 +32,8 @@ async def test_real_completion_through_the_server(
     real_engine: RealEngine, isolated_env: dict[str, str], tmp_path: Path
 ) -> None:
     async with server_session(isolated_env, real_engine.url, tmp_path / "state") as session:
-        await session.initialize()
+        # One suggestion (explicit requests bring alternatives: test_alternatives_engine.py).
+        await session.initialize({"completion": {"alternatives": 1}})
         uri = session.open(SAMPLE.read_text(), uri=SAMPLE.as_uri())
         items = await session.complete(uri, 22, 4)
         stats = await session.stats()

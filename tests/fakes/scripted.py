@@ -6,11 +6,17 @@ import asyncio
 from collections.abc import AsyncGenerator
 
 from copilot_lsp.engine.types import CompletionRequest, StreamChunk
-from copilot_lsp.errors import EngineUnavailable
+from copilot_lsp.errors import EngineStreamError, EngineUnavailable
 
 
 class ScriptedEngine:
-    """Streams `chunks` with a pause between them; records requests and closed streams."""
+    """Streams `chunks` with a pause between them; records requests and closed streams.
+
+    Sampled requests (the alternatives beside an explicit request: they name `n`) are kept
+    apart, in `sampled_requests`: each of their choices streams its list in
+    `choices` (none scripted: every choice ends empty), interleaved one chunk per choice in
+    turn; `cut_sampled_after` ends that stream with an error after so many chunks.
+    """
 
     base_url = "http://engine.test/v1"
 
@@ -21,8 +27,18 @@ class ScriptedEngine:
         self.requests: list[CompletionRequest] = []
         self.closed = 0
         self.sent = 0
+        self.choices: list[list[str]] = []
+        self.cut_sampled_after: int | None = None
+        self.sampled_requests: list[CompletionRequest] = []
+        self.sampled_closed = 0
+        self.sampled_sent = 0
 
-    async def stream(self, request: CompletionRequest) -> AsyncGenerator[StreamChunk, None]:
+    def stream(self, request: CompletionRequest) -> AsyncGenerator[StreamChunk, None]:
+        if request.n is not None:
+            return self._sampled(request)
+        return self._greedy(request)
+
+    async def _greedy(self, request: CompletionRequest) -> AsyncGenerator[StreamChunk, None]:
         self.requests.append(request)
         if self.fail:
             raise EngineUnavailable("cannot reach the engine at http://engine.test/v1")
@@ -34,3 +50,27 @@ class ScriptedEngine:
             yield StreamChunk("", len(self.chunks), "stop")
         finally:
             self.closed += 1
+
+    async def _sampled(self, request: CompletionRequest) -> AsyncGenerator[StreamChunk, None]:
+        self.sampled_requests.append(request)
+        scripts = (self.choices + [[]] * request.choices)[: request.choices]
+        per_choice = [
+            [StreamChunk(text, step + 1, index=index) for step, text in enumerate(chunks)]
+            + [StreamChunk("", len(chunks), "stop", index)]
+            for index, chunks in enumerate(scripts)
+        ]
+        events = [
+            choice[step]
+            for step in range(max(map(len, per_choice), default=0))
+            for choice in per_choice
+            if step < len(choice)
+        ]
+        try:
+            for number, chunk in enumerate(events):
+                if self.cut_sampled_after is not None and number >= self.cut_sampled_after:
+                    raise EngineStreamError("the engine's stream was cut: scripted")
+                await asyncio.sleep(self.pause)
+                self.sampled_sent += 1
+                yield chunk
+        finally:
+            self.sampled_closed += 1

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from copilot_lsp.bench import quality
-from copilot_lsp.bench.safim import find_data_dir, load_tasks
+from copilot_lsp.bench.safim import find_data_dir, load_tasks, statement_holes
 from copilot_lsp.testing.fake_engine import FakeEngine, Reply
 from tests.conftest import REPO
 
@@ -37,3 +37,54 @@ async def test_quality_bench_scores_a_correct_and_a_wrong_completion(
     assert wrong["passed"] is False and wrong["edit_similarity"] < 1.0
     summary = quality.summarise(results)
     assert summary["block"]["score"] == 0.5 and summary["block"]["n"] == 2
+
+
+async def test_naive_mode_cuts_at_the_first_line_break_and_holes_keep_their_tests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: dict[str, str]
+) -> None:
+    data = find_data_dir(REPO)
+    assert data is not None
+    hole = statement_holes(data, 1)[0]
+    assert hole.subset == "holes" and "\n" not in hole.ground_truth
+    engine = await FakeEngine().start()
+    engine.replies = [
+        Reply(
+            chunks=[hole.ground_truth[:3], hole.ground_truth[3:] + "\n", *["x = 1\n"] * 20],
+            delay_s=0.02,
+        ),
+        Reply(chunks=["x = (\n"]),  # a syntax error: fails whether or not the line runs
+    ]
+    for key, value in isolated_env.items():
+        monkeypatch.setenv(key, value)
+    try:
+        results = await quality.run_modes([quality.NAIVE], [hole, hole], engine.url, tmp_path)
+    finally:
+        await engine.stop()
+    right, wrong = results[quality.NAIVE]
+    assert right["edit_similarity"] == 1.0 and right["passed"] is True
+    assert wrong["passed"] is False
+    assert engine.requests[0].body["prompt"] == hole.before
+    assert engine.requests[0].disconnected  # closed at the line break, not read to the end
+
+
+async def test_early_mode_answers_the_first_line_then_the_rest_at_the_same_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: dict[str, str]
+) -> None:
+    data = find_data_dir(REPO)
+    assert data is not None
+    task = load_tasks(data, "block", 1)[0]
+    indent = task.before[task.before.rfind("\n") + 1 :]
+    lines = ["\n" + indent + line + "\n" for line in task.ground_truth.split("\n")]
+    assert len(lines) > 1
+    engine = await FakeEngine().start()
+    engine.replies = [Reply(chunks=[*lines, "x = 'unrelated'\n"], delay_s=0.3)]
+    for key, value in isolated_env.items():
+        monkeypatch.setenv(key, value)
+    try:
+        results = await quality.run_modes(["early"], [task], engine.url, tmp_path)
+    finally:
+        await engine.stop()
+    (record,) = results["early"]
+    assert record["edit_similarity"] == 1.0  # the whole block, from the second request
+    assert record["first_answer_ms"] < record["round_trip_ms"]
+    assert len(engine.requests) == 1  # one stream served both answers

@@ -121,8 +121,10 @@ def test_fim_template_carries_the_suffix_and_repo_template_files() -> None:
     assert tree is not None
     index = snippets.definitions(tree.tree(other_text), "python", 1e12)
     text2 = "def f(x):\n    return gather()\n"
+    # The cursor below the line that names gather (names on the cursor's own line, half
+    # typed, do not choose snippets: assembly.py).
     repo = build_prompt(
-        request(text2, len(text2) - 1, others=[OtherDocument("pkg/g.py", lambda: index)]),
+        request(text2, len(text2), others=[OtherDocument("pkg/g.py", lambda: index)]),
         load_template("qwen2.5-coder-repo"),
         TokenCounter(),
         limits(repo="demo"),
@@ -165,3 +167,24 @@ def test_recent_chunks_are_added_unless_similar_to_the_window() -> None:
     )
     assert [s.text for s in built.snippets] == [fresh.text]
     assert "# recently edited (other.py):" in built.prompt
+
+
+def test_own_definitions_come_from_outside_the_window_only() -> None:
+    filler = "\n".join(f"value_{i} = {i}" for i in range(60))
+    text = (
+        "def far_helper(a):\n    return a\n\n\n"
+        f"{filler}\n\n\n"
+        "def near_helper(b):\n    return b\n\n\n"
+        "def main():\n    far_helper(near_helper(1))\n    "
+    )
+    syntax = SyntaxTree.for_language("python", text)
+    assert syntax is not None
+    index = snippets.definitions(syntax.tree(text), "python", 1e12)
+    built = build_prompt(
+        request(text, len(text), own_definitions=lambda: index),
+        load_template("smollm2"),
+        TokenCounter(),
+        limits(prefix_lines=20),
+    )
+    assert [s.text for s in built.snippets if s.kind == "definition"] == ["def far_helper(a):"]
+    assert "def near_helper(b):\n    return b" in built.prompt  # in the window, as code

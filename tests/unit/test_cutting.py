@@ -326,3 +326,45 @@ def test_empty_stream_gives_empty_text() -> None:
     cutter.end_of_stream()
     assert cutter.done
     assert cutter.text == ""
+
+
+HOLE_BELOW = ("    return total",)
+
+
+def test_hole_simple_statement_ends_at_its_line_break() -> None:
+    cutter, fed = run("total = sum(items)\n    return total\n", "    ", SINGLE, HOLE_BELOW)
+    assert cutter.text == "total = sum(items)"
+    assert fed == len("total = sum(items)\n    return total\n")  # one chunk
+    cutter, _ = run("x = 1\nmore", "    ", SINGLE, HOLE_BELOW, chunks=["x = 1\n", "more"])
+    assert cutter.text == "x = 1"
+
+
+def test_hole_statement_that_opens_a_block_brings_its_body() -> None:
+    stream = "for item in items:\n        total += item\n    return total\n"
+    cutter, _ = run(stream, "    ", SINGLE, HOLE_BELOW, chunks=list(stream))
+    assert cutter.text == "for item in items:\n        total += item"
+    # Stopped at the dedent, before the rest of the stream arrived.
+    partial = BlockCutter(SINGLE, "    ", HOLE_BELOW)
+    assert partial.feed("for item in items:\n") is False
+    assert partial.text == "for item in items:"
+    assert partial.preview == "for item in items:"
+    assert partial.feed("        total += item\n") is False
+    assert partial.preview == "for item in items:\n        total += item"
+    assert partial.feed("    return") is True
+
+
+def test_hole_brace_statement_keeps_its_closer() -> None:
+    below = ("  return x;", "}")
+    stream = "if (a) {\n    x = 1;\n  }\n  return x;\n"
+    cutter, _ = run(stream, "  ", SINGLE, below, chunks=list(stream))
+    assert cutter.text == "if (a) {\n    x = 1;\n  }"
+
+
+def test_hole_block_opener_with_a_body_below_stays_one_line() -> None:
+    cutter, _ = run("if x:\n        y()\n", "    ", SINGLE, ("        y()",))
+    assert cutter.text == "if x:"
+
+
+def test_code_before_the_cursor_keeps_a_single_line() -> None:
+    cutter, _ = run("foo(\n        a,\n    )\n", "    x = ", SINGLE, HOLE_BELOW)
+    assert cutter.text == "foo("

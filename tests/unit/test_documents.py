@@ -6,7 +6,7 @@ import pytest
 
 from copilot_lsp.context.documents import DocumentStore, Edit
 from copilot_lsp.errors import DocumentError
-from copilot_lsp.positions import Position
+from copilot_lsp.positions import Position, line_starts
 
 URI = "file:///tmp/example.py"
 GRIN = "😀"
@@ -179,3 +179,22 @@ def test_flag_replacement_by_hand(store: DocumentStore) -> None:
     assert store.get(URI).line(1) == f"s = '{CJK}' + 'FR'"
     store.change(URI, 3, [Edit("", Position(1, 5), Position(1, 8))], "utf-8")
     assert store.get(URI).line(1) == "s = '字' + 'FR'"
+
+
+def test_line_starts_follow_incremental_edits_without_a_rescan() -> None:
+    store = DocumentStore()
+    document = store.open("file:///s.py", "python", 1, "a = 1\r\nb = 2\nc = 3\n")
+    assert document.starts == line_starts(document.text)
+    edits = [
+        Edit("x", Position(1, 5), Position(1, 5)),
+        Edit("\n", Position(0, 5), Position(0, 5)),
+        Edit("", Position(0, 5), Position(1, 0)),
+        Edit("\r", Position(2, 0), Position(2, 0)),
+    ]
+    for version, edit in enumerate(edits, start=2):
+        store.change("file:///s.py", version, [edit], "utf-16")
+        assert document.starts == line_starts(document.text), (edit, document.text)
+    full_then_edit = [Edit("z\n"), Edit("q", Position(1, 0), Position(1, 0))]
+    store.change("file:///s.py", 9, full_then_edit, "utf-16")
+    assert document.text == "z\nq"
+    assert document.starts == [0, 2]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from copilot_lsp.positions import (
     Position,
     char_width,
     codepoints_to_units,
+    edited_line_starts,
     line_content,
     line_starts,
     offset_at,
@@ -241,3 +244,33 @@ def test_round_trip_positions_are_utf16_columns() -> None:
         Position(1, 4),
         Position(1, 5),
     ]
+
+
+def _reference_starts(text: str) -> list[int]:
+    starts = [0]
+    index = 0
+    while index < len(text):
+        if text[index] == "\r" and text[index + 1 : index + 2] == "\n":
+            index += 2
+            starts.append(index)
+        elif text[index] in "\r\n":
+            index += 1
+            starts.append(index)
+        else:
+            index += 1
+    return starts
+
+
+def test_line_starts_and_edited_line_starts_match_a_rescan() -> None:
+    """Random edits, \\r\\n pairs made and broken at the edit's edges included."""
+    rng = random.Random(7)
+    pieces = ["a", "b", " ", "\n", "\r", "\r\n"]
+    for _ in range(5000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 25)))
+        assert line_starts(text) == _reference_starts(text)
+        start = rng.randint(0, len(text))
+        end = rng.randint(start, len(text))
+        inserted = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 4)))
+        after = text[:start] + inserted + text[end:]
+        updated = edited_line_starts(line_starts(text), after, start, end, len(inserted))
+        assert updated == _reference_starts(after), (text, start, end, inserted)

@@ -41,6 +41,9 @@ local function start(extra)
       handler = function(err, result, ctx)
         local items = result and (result.items or result) or {}
         H.log("response", items[1] and items[1].insertText or "")
+        H.log("items", vim.tbl_map(function(item)
+          return { text = item.insertText, id = util.item_id(item) }
+        end, items))
         return inner(err, result, ctx)
       end
     end
@@ -164,6 +167,40 @@ function scenarios.keys()
     return (s.outcomes.partially_accepted or 0) >= 1
   end, "the partial accept in copilot/stats")
   H.type("<Esc>")
+end
+
+-- <M-]> after an automatic suggestion asks for the alternatives and shows the second; cycling
+-- shows each in turn (and wraps), <M-[> goes back, <Tab> accepts the one on screen.
+function scenarios.cycle_alternatives()
+  start()
+  vim.api.nvim_win_set_cursor(0, { 2, 0 })
+  H.type("A")
+  local expected = vim.json.decode(os.getenv("COPILOT_E2E_ALTERNATIVES"))
+  H.wait_until(function()
+    return answered() and suggestion_text() == expected[1]
+  end, "the automatic suggestion")
+  local backend = require(H.result.builtin and "copilot_lsp.builtin" or "copilot_lsp.suggestion")
+  local seen, positions = { suggestion_text() }, { { backend.position() } }
+  for _, key in ipairs({ "<M-]>", "<M-]>", "<M-]>", "<M-[>" }) do
+    local before = suggestion_text()
+    H.type(key)
+    H.wait_until(function()
+      local now = suggestion_text()
+      return now ~= nil and now ~= before and now
+    end, "the suggestion after " .. key)
+    seen[#seen + 1] = suggestion_text()
+    positions[#positions + 1] = { backend.position() }
+  end
+  H.result.seen, H.result.positions = seen, positions
+  H.type("<Tab>")
+  H.wait_until(function()
+    return table.concat(H.lines(), "\n"):find(seen[#seen], 1, true)
+  end, "the shown alternative in the buffer")
+  H.result.lines = H.lines()
+  H.type("<Esc>")
+  H.result.stats = stats_where(function(s)
+    return (s.outcomes.accepted or 0) >= 1
+  end, "the accept in copilot/stats")
 end
 
 -- setup() rejects bad options with a message and starts nothing.

@@ -15,6 +15,8 @@ from typing import Any
 
 HOLE = "{{completion}}"
 SUBSETS = {"block": "block_completion", "control": "control_completion", "api": "api_completion"}
+DERIVED = {"holes": "block"}
+"""Task sets made from a SAFIM subset (see `statement_holes`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +58,26 @@ def load_tasks(data_dir: Path, subset: str, limit: int, seed: int = 0) -> list[T
             Task(row["task_id"], subset, before, after, row["ground_truth"], row["unit_tests"])
         )
     return tasks
+
+
+def statement_holes(data_dir: Path, limit: int, seed: int = 0) -> list[Task]:
+    """One statement cut out between existing statements: the block tasks whose body's first
+    line is a simple statement with the next statement right below it at the same
+    indentation, filled in and that first line removed (its unit tests still apply)."""
+    holes = []
+    for task in load_tasks(data_dir, "block", 100_000, seed):
+        body = task.ground_truth.split("\n")
+        if len(body) < 2 or not body[0].strip() or not body[1].strip():
+            continue
+        indent = task.before[task.before.rfind("\n") + 1 :]
+        if indent.strip() or body[1][: len(body[1]) - len(body[1].lstrip())] != indent:
+            continue  # the hole's line is not blank, or the next line sits elsewhere
+        eol = "\r" if body[0].endswith("\r") else ""
+        after = eol + "\n" + "\n".join(body[1:]) + task.after
+        truth = body[0].rstrip("\r")
+        holes.append(Task(f"{task.task_id}/hole", "holes", task.before, after, truth, task.tests))
+    holes.sort(key=lambda task: task.task_id)
+    return random.Random(seed).sample(holes, min(limit, len(holes)))
 
 
 def _rows(path: Path) -> Iterator[dict[str, Any]]:

@@ -47,11 +47,31 @@ def add_parser(commands: Any) -> None:
         formatter_class=HelpFormatter,
     )
     quality.add_argument("--data", type=Path, help="folder with SAFIM's *.jsonl.gz")
-    quality.add_argument("--subsets", default="block,control,api")
+    quality.add_argument(
+        "--subsets", default="block,control,api", help="SAFIM subsets, and holes (made from block)"
+    )
     quality.add_argument("--limit", type=int, default=30, help="tasks per subset")
-    quality.add_argument("--modes", default="pipeline,plain")
+    quality.add_argument(
+        "--modes",
+        default="pipeline,plain",
+        help="pipeline, plain, naive (prefix-only straight to the engine), MODE@base",
+    )
     quality.add_argument("--engine-url", help="default: the settings' engine")
+    quality.add_argument(
+        "--base-checkout", type=Path, help="another checkout whose server runs the MODE@base modes"
+    )
     add_report_options(quality)
+
+    overhead = benches.add_parser(
+        "overhead",
+        help="the server's own cost per completion (scripted engine, 5,000-line file, edits)",
+        formatter_class=HelpFormatter,
+    )
+    overhead.add_argument("-n", "--count", type=int, default=400, help="measured rounds")
+    overhead.add_argument(
+        "--base-checkout", type=Path, help="also run this checkout's server, alternating"
+    )
+    add_report_options(overhead)
 
     load = benches.add_parser(
         "load",
@@ -81,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
         return _quality(args)
     if args.bench == "load":
         return _load(args)
+    if args.bench == "overhead":
+        return _overhead(args)
     return _latency(args)
 
 
@@ -130,6 +152,23 @@ def _load(args: argparse.Namespace) -> int:
     return 0
 
 
+def _overhead(args: argparse.Namespace) -> int:
+    from copilot_lsp.bench import overhead
+
+    if args.count < 1:
+        raise CopilotLspError("--count must be positive")
+    base = args.base_checkout
+    if base is not None and not (base / "server" / "copilot_lsp").is_dir():
+        raise CopilotLspError(f"not a checkout with server/copilot_lsp: {base}")
+    with tempfile.TemporaryDirectory(prefix="copilot-lsp-overhead-") as folder:
+        report = asyncio.run(overhead.run_overhead(args.count, Path(folder), base))
+    emit_report(args, report, overhead.render(report))
+    written = args.out or (Path(args.json) if isinstance(args.json, str) else None)
+    if written is not None:
+        overhead.write_markdown(report, written)
+    return 0
+
+
 def _context(args: argparse.Namespace) -> int:
     from copilot_lsp.bench import context
 
@@ -144,22 +183,29 @@ def _context(args: argparse.Namespace) -> int:
 
 def _quality(args: argparse.Namespace) -> int:
     from copilot_lsp.bench import quality
-    from copilot_lsp.bench.safim import SUBSETS, find_data_dir
+    from copilot_lsp.bench.safim import DERIVED, SUBSETS, find_data_dir
 
     data = args.data or find_data_dir(Path.cwd())
     if data is None or not data.is_dir():
         raise CopilotLspError("SAFIM data not found: pass --data DIR (shared/eval/safim)")
     subsets = [s for s in args.subsets.split(",") if s]
     modes = [m for m in args.modes.split(",") if m]
-    unknown = [s for s in subsets if s not in SUBSETS] + [
-        m for m in modes if m not in quality.MODES
+    unknown = [s for s in subsets if s not in SUBSETS and s not in DERIVED] + [
+        m for m in modes if not quality.known_mode(m)
     ]
     if unknown:
         raise CopilotLspError(f"unknown subset or mode: {', '.join(unknown)}")
+    if quality.NAIVE in modes and not args.engine_url:
+        raise CopilotLspError("the naive mode needs --engine-url")
+    base = args.base_checkout
+    if any(m.endswith(quality.BASE) for m in modes) and (
+        base is None or not (base / "server" / "copilot_lsp").is_dir()
+    ):
+        raise CopilotLspError("MODE@base needs --base-checkout DIR (a checkout with server/)")
     with tempfile.TemporaryDirectory(prefix="copilot-lsp-safim-") as folder:
         report = asyncio.run(
             quality.run_quality_bench(
-                data, subsets, args.limit, modes, args.engine_url, Path(folder)
+                data, subsets, args.limit, modes, args.engine_url, Path(folder), base
             )
         )
     emit_report(args, report, quality.render(report))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 from typing import Any
 
 from copilot_lsp.cli.output import HelpFormatter, say
@@ -57,7 +56,9 @@ def add_parser(commands: Any) -> None:
         help="also sample /metrics S seconds apart: windowed acceptance and per position",
     )
     command = actions.add_parser(
-        "command", help="print the vLLM command of a profile", formatter_class=HelpFormatter
+        "command",
+        help="print the vLLM command of a profile (`vllm serve …` for a GPU box)",
+        formatter_class=HelpFormatter,
     )
     command.add_argument("--profile", default=DEFAULT_PROFILE)
     actions.add_parser(
@@ -96,19 +97,9 @@ def run(args: argparse.Namespace) -> int:
             print_status(report)
         return 0 if report["healthy"] else 3
     elif args.action == "command":
-        profile = load_profile(args.profile)
-        model = profile.model.source
-        if profile.embedded_dtype is not None:
-            from copilot_lsp.models import model_dir
+        from copilot_lsp.serving.vllm_command import command_line
 
-            model = str(model_dir(profile.embedded_dtype))  # type: ignore[arg-type]
-        from copilot_lsp.serving.drafts import draft_path_for
-
-        print(_shell_join(profile.command(model, draft_path=draft_path_for(profile, model))))
+        print(command_line(load_profile(args.profile)))
     elif args.action == "profiles":
         print("\n".join(available_profiles()))
     return 0
-
-
-def _shell_join(argv: list[str]) -> str:
-    return " ".join(shlex.quote(part) for part in argv)

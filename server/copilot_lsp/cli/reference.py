@@ -21,7 +21,6 @@ from typing import Any
 from pydantic import BaseModel, SecretStr
 from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
-from pydantic_core import PydanticUndefined
 
 from copilot_lsp.settings import Settings
 
@@ -155,7 +154,7 @@ def _type_name(annotation: Any) -> str:
 def _default(field: FieldInfo) -> str:
     if field.default_factory is not None:
         value = field.default_factory()  # type: ignore[call-arg]
-    elif field.default is PydanticUndefined:
+    elif field.is_required():
         return "required"
     else:
         value = field.default

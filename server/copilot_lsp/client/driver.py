@@ -57,8 +57,18 @@ class EditorSession:
         *,
         server_command: list[str] | None = None,
         initialization_options: dict[str, Any] | None = None,
+        alternatives: int = 1,
     ) -> EditorSession:
+        """`alternatives`: items an invoked request may return (`completion.alternatives`,
+        unless the options set it). One by default: the tools built on this session (the
+        `complete` command, the latency and quality benchmarks) read the first item only,
+        and sampled alternatives would cost engine time beside it."""
         command = server_command or [sys.executable, "-m", "copilot_lsp", "--stdio"]
+        options = dict(initialization_options or {})
+        completion = options.get("completion")
+        completion = dict(completion) if isinstance(completion, dict) else {}
+        completion.setdefault("alternatives", alternatives)
+        options["completion"] = completion
         client = LanguageClient("copilot-lsp-driver", "1")
         session = cls(client)
 
@@ -77,7 +87,7 @@ class EditorSession:
                 capabilities=types.ClientCapabilities(),
                 process_id=os.getpid(),
                 root_uri=root.as_uri(),
-                initialization_options=initialization_options or {},
+                initialization_options=options,
             )
         )
         client.initialized(types.InitializedParams())
@@ -91,6 +101,16 @@ class EditorSession:
             types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, language, 1, text))
         )
         return uri
+
+    def insert(self, uri: str, version: int, line: int, column: int, text: str) -> None:
+        """Type `text` at (line, column) (zero-based, UTF-16): an incremental didChange."""
+        at = types.Position(line, column)
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(version=version, uri=uri),
+                [types.TextDocumentContentChangePartial(types.Range(at, at), text)],
+            )
+        )
 
     def close_document(self, uri: str) -> None:
         self.client.text_document_did_close(

@@ -6,6 +6,11 @@ headers of the definitions the cursor is in, the file's imports (when the window
 reach them), and definitions of names used near the cursor from this and other open
 documents. The window's first line snaps to a multiple of `ANCHOR` lines, so typing moves
 the prompt's start rarely and vLLM's prefix cache keeps serving the unchanged head.
+
+Everything before the cursor's line stays byte-identical while the user types on it: the
+cursor's line is charged a fixed `CURSOR_LINE_RESERVE` tokens (the window and the snippets
+that fit do not shift with each character), and snippets are chosen from the window without
+the cursor's line (a name half typed there neither adds nor drops one).
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ from copilot_lsp.context.recent import similarity
 from copilot_lsp.positions import line_content
 
 ANCHOR = 8
+CURSOR_LINE_RESERVE = 48
+"""Tokens the cursor's line is charged at least, whatever has been typed on it so far."""
 PREFIX_SHARE = 0.6
 SUFFIX_SHARE = 0.15
 
@@ -95,7 +102,7 @@ def build_prompt(
     budget = limits.max_tokens
 
     # 1. Prefix: whole lines upward from the cursor's line, then snap the start.
-    used = counter.count(text[line_start:offset])
+    used = max(counter.count(text[line_start:offset]), CURSOR_LINE_RESERVE)
     first = line
     allowance = budget * PREFIX_SHARE
     while first > 0 and line - first < limits.prefix_lines:
@@ -228,12 +235,17 @@ def _definitions(
     counter: TokenCounter,
     deadline: float,
 ) -> tuple[list[Snippet], int]:
-    names = snippets.names_near(context.prefix[-1500:] + context.line_after_cursor)
+    above = context.prefix[: len(context.prefix) - len(context.line_before_cursor)]
+    names = snippets.names_near(above[-1500:])
     indexes: list[tuple[str, dict[str, list[snippets.Definition]]]] = []
     if request.own_definitions is not None and time.perf_counter() < deadline:
+        # Only the names looked up are filtered (a 5,000-line file defines hundreds): the
+        # definitions inside the window are in the prompt already.
+        every = request.own_definitions()
         own = {
-            name: [d for d in found if not first <= d.start_line <= last]
-            for name, found in request.own_definitions().items()
+            name: [d for d in every[name] if not first <= d.start_line <= last]
+            for name in names
+            if name in every
         }
         indexes.append((request.path, own))
     for other in request.others:
@@ -269,7 +281,9 @@ def _recent(
     counter: TokenCounter,
     deadline: float,
 ) -> tuple[list[Snippet], int]:
-    window = context.prefix + context.suffix
+    # The window without the cursor's line, which changes with every keystroke.
+    above = context.prefix[: len(context.prefix) - len(context.line_before_cursor)]
+    window = above + context.suffix[len(context.line_after_cursor) :]
     chosen: list[Snippet] = []
     for chunk in request.recent:
         if time.perf_counter() > deadline:

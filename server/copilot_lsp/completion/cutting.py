@@ -1,6 +1,9 @@
 """Deciding, while tokens arrive, where a completion ends.
 
-Single-line completions end at the first line break. Multi-line completions end where the
+Single-line completions end at the first line break, except in a hole between statements
+(a blank cursor line, completion/mode.py) where the one statement written opens a block that
+has no body below yet (`for x in xs:`, `if (x) {`): the statement is then its whole block, cut
+by the block rules below with that line as the opener. Multi-line completions end where the
 indented block that the cursor is in (or opens) ends: at the first non-blank line indented
 less than the block body, keeping the block's closing line (`}`) only when the code below
 the cursor does not already hold it. At top level a blank line ends the completion. The
@@ -12,12 +15,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from copilot_lsp.completion.mode import Mode, only_closers, opens_block
-
-
-def indentation(line: str) -> int:
-    """Width of the leading whitespace in characters (a tab counts as one)."""
-    return len(line) - len(line.lstrip(" \t"))
+from copilot_lsp.completion.mode import Mode, indentation, only_closers, opens_block
 
 
 @dataclass(slots=True)
@@ -33,6 +31,8 @@ class BlockCutter:
     done: bool = False
     _received: str = ""
     _cut: int | None = None
+    _compound: bool = False
+    """A single-line hole whose statement opened a block: cut as a block after its line."""
 
     def feed(self, text: str) -> bool:
         """Add streamed `text`; returns True once no more text is needed."""
@@ -51,7 +51,7 @@ class BlockCutter:
     def text(self) -> str:
         """The completion as far as it is known to belong to the suggestion."""
         kept = self._received if self._cut is None else self._received[: self._cut]
-        if not self.done and self.mode is Mode.MULTI_LINE and "\n" in kept:
+        if not self.done and self._as_block and "\n" in kept:
             kept = kept[: kept.rfind("\n")]
         elif not self.done and self.mode is Mode.SINGLE_LINE:
             kept = kept.split("\n", 1)[0]
@@ -67,9 +67,13 @@ class BlockCutter:
         if self.done:
             return self.text
         kept = self._received
-        if self.mode is Mode.SINGLE_LINE:
+        if not self._as_block:
             kept = kept.split("\n", 1)[0]
         return _trim(kept)
+
+    @property
+    def _as_block(self) -> bool:
+        return self.mode is Mode.MULTI_LINE or self._compound
 
     @property
     def first_line_complete(self) -> bool:
@@ -86,11 +90,30 @@ class BlockCutter:
             return
         if self.mode is Mode.SINGLE_LINE:
             newline = self._received.find("\n")
-            if newline != -1:
+            if newline == -1:
+                return
+            if not self._compound and not self._opens_empty_block(lines[0]):
                 self._stop(newline)
+                return
+            self._compound = True
+            self._decide_block(lines, lines[0], stream_ended)
             return
-        opener = opens_block(self.line_before_cursor)
-        block_indent = indentation(self.line_before_cursor)
+        self._decide_block(lines, self.line_before_cursor, stream_ended)
+
+    def _opens_empty_block(self, statement: str) -> bool:
+        """In a hole (blank cursor line), `statement` opens a block and the code below does
+        not already hold a body for it (a line indented deeper)."""
+        if self.line_before_cursor.strip() or not opens_block(statement):
+            return False
+        below = next((line for line in self.next_lines if line.strip()), None)
+        return below is None or indentation(below) <= indentation(statement)
+
+    def _decide_block(self, lines: list[str], head: str, stream_ended: bool) -> None:
+        """Cut at the end of the block that `head` (the cursor's line, or in a hole the
+        statement written there) opens or sits in; `lines` are the cursor line completed and
+        the lines streamed after it."""
+        opener = opens_block(head)
+        block_indent = indentation(head)
         # Body lines of an opened block sit deeper than the opener; on an empty line the
         # cursor's column is the block's own indentation.
         minimum = block_indent + 1 if opener else len(self.line_before_cursor)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -18,6 +19,7 @@ from typing import Any
 
 import tree_sitter
 
+from copilot_lsp.completion import alternatives
 from copilot_lsp.completion.admission import Backoff, InflightLimiter
 from copilot_lsp.completion.alignment import WhitespaceAligner
 from copilot_lsp.completion.assembly import (
@@ -58,6 +60,8 @@ class Suggestion:
     """Equal to `offset` for an insertion; past it when closers right of the cursor are
     replaced by the same closers at the end of the completion."""
     timeline: Timeline
+    alternatives: tuple[alternatives.Alternative, ...] = ()
+    """Further suggestions after this one (explicit requests; completion/alternatives.py)."""
 
 
 EngineStateListener = Callable[[bool, str], None]
@@ -165,11 +169,9 @@ class CompletionService:
         previous = self._inflight.get(uri)
         if previous is not None and not previous.done():
             previous.cancel()
-        remaining = self.typethrough.lookup(uri, text, offset)
+        remaining = self.typethrough.lookup(uri, text, offset, unchanged=request.automatic)
         if remaining is not None:
-            return self._typed_through(
-                uri, timeline, text, offset, remaining.completion, remaining.end_offset
-            )
+            return self._typed_through(timeline, offset, remaining.completion, remaining.end_offset)
         task = asyncio.ensure_future(
             self._run(
                 timeline, request.window, request.prompt, settings, request.automatic, on_partial
@@ -197,13 +199,13 @@ class CompletionService:
         return suggestion
 
     def _typed_through(
-        self, uri: str, timeline: Timeline, text: str, offset: int, completion: str, end: int
+        self, timeline: Timeline, offset: int, completion: str, end: int
     ) -> Suggestion:
         timeline.mode = "type-through"
         timeline.chars_shown = len(completion)
         timeline.finish("shown")
         self._on_timeline(timeline)
-        self.typethrough.remember(uri, Shown(text, offset, end, completion))
+        # The engine's suggestion stays the reference (a backspace may come back into it).
         return Suggestion(timeline.id, completion, offset, end, timeline)
 
     def forget(self, uri: str) -> None:
@@ -258,6 +260,7 @@ class CompletionService:
             context.line_after_cursor,
             automatic=automatic,
             multiline=options.multiline == "auto",
+            next_lines=context.next_lines,
         )
         timeline.mode = mode.value
         if mode is Mode.SKIP or not options.enable:
@@ -284,8 +287,11 @@ class CompletionService:
         context = built.context
         request = CompletionRequest(
             prompt=built.prompt,
+            # A hole's one statement may open a block and bring its body (cutting.py); the
+            # stream is closed at its end either way, so the cap costs nothing when it is
+            # a simple statement.
             max_tokens=options.max_tokens
-            if mode is Mode.MULTI_LINE
+            if mode is Mode.MULTI_LINE or not context.line_before_cursor.strip()
             else options.single_line_max_tokens,
             temperature=options.temperature,
             stop=tuple(dict.fromkeys([*template.stop, *settings.prompt.stop])),
@@ -301,8 +307,21 @@ class CompletionService:
             filters=options.filters,
         )
         engine = self._engine
+        sampled: alternatives.SampledChoices | None = None
         async with self.slots.slot(options.max_inflight):
             timeline.mark("request_sent")
+            if count := alternatives.wanted(options, automatic=automatic):
+                sampled = alternatives.SampledChoices(
+                    engine,
+                    dataclasses.replace(
+                        request, temperature=options.alternatives_temperature, n=count
+                    ),
+                    lambda: alternatives.ChoiceCut(
+                        WhitespaceAligner(built.held_back), dataclasses.replace(cutter)
+                    ),
+                    self.slots,
+                    options.max_inflight,
+                )
             sent = self._clock()
             answered = False
             stream = engine.stream(request)
@@ -311,6 +330,10 @@ class CompletionService:
                     if not answered:
                         answered = True
                         self.pace.answered(self._clock() - sent)
+                    if sampled is not None:
+                        sampled.start()  # the prompt is in the engine's prefix cache now
+                    if chunk.index:
+                        continue  # another choice (an `n` in completion.extraBody)
                     if chunk.text:
                         timeline.mark("first_token")
                     if chunk.completion_tokens is not None:
@@ -325,6 +348,10 @@ class CompletionService:
                         on_partial(
                             Suggestion(timeline.id, cutter.preview, offset, offset, timeline)
                         )
+            except BaseException:
+                if sampled is not None:
+                    await sampled.cancel()
+                raise
             finally:
                 if not answered:
                     self.pace.unanswered(self._clock() - sent)
@@ -335,20 +362,31 @@ class CompletionService:
         timeline.mark("first_line")
         self.backoff.succeeded()
         self._set_engine_state(True, f"engine at {engine.base_url} is answering")
-        completion = fit_to_file(cutter.text, prompt_request, context, mode, options.filters)
+        texts = [cutter.text]
+        if sampled is not None:
+            texts += await sampled.texts()  # cancelling here cancels (and closes) them too
+            timeline.alternative_tokens = sampled.tokens
+        fitted = [fit_to_file(t, prompt_request, context, mode, options.filters) for t in texts]
+        shown = alternatives.placed(
+            timeline.id, fitted, offset, lambda text: replaced_closers(context, text)
+        )
+        if sampled is not None:
+            timeline.alternatives = len(shown)
+            timeline.alternative_chars = [len(other.text) for other in shown[1:]]
         if settings.telemetry.log_source:
-            timeline.text = completion
-        if not completion.strip():
+            timeline.text = shown[0].text if shown else fitted[0]
+        if not shown:
             timeline.finish("empty")
             return None
-        timeline.chars_shown = len(completion)
+        timeline.chars_shown = len(shown[0].text)
         timeline.finish("shown")
         return Suggestion(
             timeline.id,
-            completion,
+            shown[0].text,
             offset,
-            offset + replaced_closers(context, completion),
+            shown[0].end_offset,
             timeline,
+            tuple(shown[1:]),
         )
 
     def _set_engine_state(self, healthy: bool, message: str) -> None:

@@ -15,6 +15,7 @@ from copilot_lsp.context.languages import grammar
 from copilot_lsp.context.validate import trim_to_valid_syntax
 
 _LEADING = re.compile(r"^[ \t]*")
+_INDENTS = re.compile(r"^([ \t]*)[^ \t\r\n\f\v]", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,10 +34,9 @@ def detect_style(text: str) -> FileStyle:
     tabs = 0
     widths: Counter[int] = Counter()
     previous = 0
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        leading = _LEADING.match(line).group(0)  # type: ignore[union-attr]
+    # The leading whitespace of every non-blank line, found in C (this runs per completion
+    # on a window of the file).
+    for leading in _INDENTS.findall(text):
         if leading.startswith("\t"):
             tabs += 1
             continue
@@ -133,7 +133,9 @@ def fit_to_file(
     line_start = text.rfind("\n", 0, offset) + 1
     cursor_line = text[line_start:offset]
     base_indent = cursor_line[: len(cursor_line) - len(cursor_line.lstrip(" \t"))]
-    window = text[max(0, offset - 20_000) : offset + 5_000]
+    # A few hundred lines show the indentation step; the whole file would cost more per
+    # completion than the rest of the server.
+    window = text[max(0, offset - 8_000) : offset + 2_000]
     style = detect_style(window)
     if filters:
         completion = normalize_indentation(completion, style, base_indent)

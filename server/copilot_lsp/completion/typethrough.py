@@ -1,8 +1,18 @@
-"""Type-through: characters typed that match the suggestion on screen are answered from it.
+"""Type-through: a suggestion still valid after a keystroke is answered from it, no request.
 
 When the user types the first characters of a shown suggestion, the rest of it is still
 the best answer, and asking the engine again would only cost time. The cache keeps the
-last shown suggestion per document with the text it was made for.
+last suggestion the engine made per document, with the text it was made for, and answers
+against that one (not against what was served from it since), so that:
+
+* typing a prefix of it, line breaks included, or accepting a word or a line of it (the
+  editor inserts that text) leaves the rest;
+* a line break the editor indented differently from the suggestion still matches: the
+  whitespace it put on the new line stands for the suggestion's indentation there;
+* backspacing over typed characters gets the rest from there again, and an automatic
+  request back where it was shown, after typing into it, gets the whole of it (asked again
+  at the same place without typing in between, or explicitly by the user, is a fresh
+  request: they want another suggestion, or the engine's state may have changed).
 """
 
 from __future__ import annotations
@@ -28,29 +38,51 @@ class Remaining:
 class TypeThroughCache:
     def __init__(self) -> None:
         self._shown: dict[str, Shown] = {}
+        self._typed_into: set[str] = set()
+        """Documents whose shown suggestion has been typed into since it was made."""
 
     def remember(self, uri: str, shown: Shown) -> None:
         self._shown[uri] = shown
+        self._typed_into.discard(uri)
 
     def forget(self, uri: str) -> None:
         self._shown.pop(uri, None)
+        self._typed_into.discard(uri)
 
-    def lookup(self, uri: str, text: str, offset: int) -> Remaining | None:
-        """The rest of the shown suggestion if `text` is the old text plus typed characters
-        that match its start, inserted at the old cursor; None otherwise."""
+    def lookup(
+        self, uri: str, text: str, offset: int, *, unchanged: bool = False
+    ) -> Remaining | None:
+        """The rest of the suggestion if `text` is the text it was made for plus characters
+        typed at its place that follow it; with `unchanged` (an automatic request), also the
+        whole of it when the typed characters were all deleted again. None otherwise."""
         shown = self._shown.get(uri)
         if shown is None:
             return None
         typed = offset - shown.offset
-        if typed <= 0 or typed >= len(shown.completion):
-            return None
-        if len(text) - len(shown.text) != typed:
-            return None
-        if text[shown.offset : offset] != shown.completion[:typed]:
+        back = unchanged and uri in self._typed_into
+        if typed < (0 if back else 1) or len(text) - len(shown.text) != typed:
             return None
         # Same text before the old cursor and after the new one: nothing else was edited.
-        if text[: shown.offset] != shown.text[: shown.offset]:
-            return None
         if text[offset:] != shown.text[shown.offset :]:
             return None
-        return Remaining(shown.completion[typed:], offset + (shown.end_offset - shown.offset))
+        if text[: shown.offset] != shown.text[: shown.offset]:
+            return None
+        rest = _rest(shown.completion, text[shown.offset : offset])
+        if not rest or not rest.strip():
+            return None  # all of it typed (or only blanks left): a fresh request is due
+        if typed:
+            self._typed_into.add(uri)
+        return Remaining(rest, offset + (shown.end_offset - shown.offset))
+
+
+def _rest(completion: str, typed: str) -> str | None:
+    """What is left of `completion` once `typed` is in the document, or None if `typed`
+    does not follow it."""
+    if completion.startswith(typed):
+        return completion[len(typed) :]
+    done, newline, indent = typed.rpartition("\n")
+    if not newline or indent.strip() or not completion.startswith(done + "\n"):
+        return None
+    # The editor indented the new line itself: the suggestion's line goes on from its code.
+    line = completion[len(done) + 1 :]
+    return line[len(line) - len(line.lstrip(" \t")) :]

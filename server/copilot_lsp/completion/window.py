@@ -23,7 +23,8 @@ class CursorContext:
     line_before_cursor: str
     line_after_cursor: str
     next_lines: tuple[str, ...]
-    """The lines below the cursor's line inside the window."""
+    """The lines below the cursor's line inside the window, and at least the one right below
+    (it decides between one line and a block: completion/mode.py)."""
 
 
 def cursor_context(
@@ -44,10 +45,11 @@ def cursor_context(
     last = min(len(starts) - 1, line + suffix_lines)
     end_of_line = starts[line] + len(line_content(text, starts, line))
     window_end = starts[last] + len(line_content(text, starts, last))
+    next_last = max(last, min(len(starts) - 1, line + 1))
     return CursorContext(
         prefix=text[starts[first] : offset],
         suffix=text[offset:window_end],
         line_before_cursor=text[starts[line] : offset],
         line_after_cursor=text[offset:end_of_line],
-        next_lines=tuple(line_content(text, starts, i) for i in range(line + 1, last + 1)),
+        next_lines=tuple(line_content(text, starts, i) for i in range(line + 1, next_last + 1)),
     )

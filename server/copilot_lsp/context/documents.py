@@ -6,7 +6,14 @@ from dataclasses import dataclass, field
 
 from copilot_lsp.context.syntax import SyntaxTree
 from copilot_lsp.errors import DocumentError
-from copilot_lsp.positions import Encoding, Position, line_content, line_starts, offset_at
+from copilot_lsp.positions import (
+    Encoding,
+    Position,
+    edited_line_starts,
+    line_content,
+    line_starts,
+    offset_at,
+)
 
 
 @dataclass(slots=True)
@@ -40,9 +47,10 @@ class Document:
     def line_count(self) -> int:
         return len(self.starts)
 
-    def replace(self, start: int, end: int, new_text: str) -> None:
-        self.text = self.text[:start] + new_text + self.text[end:]
-        self._starts = None
+    def set_text(self, text: str, starts: list[int] | None) -> None:
+        """Take `text`, whose line starts are `starts` when the caller kept them up."""
+        self.text = text
+        self._starts = starts
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,12 +109,17 @@ class DocumentStore:
         # (text before, start, end, new text) per edit, or None for a full replacement;
         # the tree hears of them only once every edit has proven valid.
         applied: list[tuple[str, int, int, str] | None] = []
+        # Line starts follow the edits, recomputed around each edit only (a keystroke in a
+        # large file must not rescan it); None after a whole-text replacement (lazily).
+        starts: list[int] | None = document.starts
         for edit in edits:
             if edit.start is None or edit.end is None:
                 text = edit.new_text
+                starts = None
                 applied.append(None)
                 continue
-            starts = document.starts if text is document.text else line_starts(text)
+            if starts is None:
+                starts = line_starts(text)
             start = offset_at(text, edit.start, encoding, starts)
             end = offset_at(text, edit.end, encoding, starts)
             if end < start:
@@ -116,13 +129,14 @@ class DocumentStore:
                 )
             applied.append((text, start, end, edit.new_text))
             text = text[:start] + edit.new_text + text[end:]
+            starts = edited_line_starts(starts, text, start, end, len(edit.new_text))
         if document.syntax is not None:
             for change in applied:
                 if change is None:
                     document.syntax.replace_all(text)
                 else:
                     document.syntax.edit(*change)
-        document.replace(0, len(document.text), text)
+        document.set_text(text, starts)
         document.version = version
         return document
 

@@ -131,6 +131,8 @@ class EngineClient:
         }
         if request.stop:
             body["stop"] = list(request.stop)
+        if request.n is not None:
+            body["n"] = request.n
         body.update(request.extra)
         url = f"{self.base_url}/completions"
         try:
@@ -142,7 +144,7 @@ class EngineClient:
                         detail,
                         retry_after_s=retry_after(response.headers.get("retry-after")),
                     )
-                async for chunk in _decode_stream(response):
+                async for chunk in _decode_stream(response, request.choices):
                     yield chunk
         except httpx.TransportError as error:
             raise _unavailable(self.base_url, error) from None
@@ -158,23 +160,27 @@ async def _payloads(response: httpx.Response) -> AsyncIterator[str]:
         yield payload
 
 
-async def _decode_stream(response: httpx.Response) -> AsyncIterator[StreamChunk]:
-    finished = False
+async def _decode_stream(response: httpx.Response, choices: int = 1) -> AsyncIterator[StreamChunk]:
+    """The stream's chunks; an EngineStreamError when it ends before each of the `choices`
+    finished (without `[DONE]`: a stream that just stops may have been cut anywhere)."""
+    finished: set[int] = set()
     try:
         async for payload in _payloads(response):
             if payload.strip() == DONE:
                 return
-            chunk = _parse_event(payload)
-            if chunk is not None:
-                finished = finished or chunk.finish_reason is not None
+            for chunk in _parse_event(payload):
+                if chunk.finish_reason is not None:
+                    finished.add(chunk.index)
                 yield chunk
     except (httpx.RemoteProtocolError, httpx.ReadError) as error:
         raise EngineStreamError(f"the engine's stream was cut: {error}") from None
-    if not finished:
+    if len(finished) < choices:
         raise EngineStreamError("the engine's stream ended before the completion finished")
 
 
-def _parse_event(payload: str) -> StreamChunk | None:
+def _parse_event(payload: str) -> list[StreamChunk]:
+    """The chunks of one event: one per choice it carries (vLLM sends one), or the closing
+    usage-only chunk."""
     try:
         event = json.loads(payload)
     except ValueError:
@@ -188,17 +194,27 @@ def _parse_event(payload: str) -> StreamChunk | None:
     usage = event.get("usage") or {}
     tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
     choices = event.get("choices") or []
+    if not isinstance(choices, list):
+        raise EngineStreamError(f"unexpected event from the engine: {payload[:120]!r}")
     if not choices:
         # The closing usage-only event carries the final token count.
-        return StreamChunk("", tokens, None) if tokens is not None else None
-    choice = choices[0]
-    if not isinstance(choice, dict):
-        raise EngineStreamError(f"unexpected event from the engine: {payload[:120]!r}")
-    return StreamChunk(
-        text=str(choice.get("text") or ""),
-        completion_tokens=tokens,
-        finish_reason=choice.get("finish_reason"),
-    )
+        return [StreamChunk("", tokens, None)] if tokens is not None else []
+    chunks = []
+    for choice in choices:
+        if not isinstance(choice, dict):
+            raise EngineStreamError(f"unexpected event from the engine: {payload[:120]!r}")
+        index = choice.get("index", 0)
+        if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+            raise EngineStreamError(f"unexpected choice index from the engine: {index!r}")
+        chunks.append(
+            StreamChunk(
+                text=str(choice.get("text") or ""),
+                completion_tokens=tokens,
+                finish_reason=choice.get("finish_reason"),
+                index=index,
+            )
+        )
+    return chunks
 
 
 def retry_after(value: str | None) -> float | None:

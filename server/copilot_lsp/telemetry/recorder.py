@@ -9,7 +9,7 @@ from typing import Any
 from copilot_lsp.settings import TelemetrySettings
 from copilot_lsp.telemetry.log import CompletionLog, default_log_path
 from copilot_lsp.telemetry.stats import RollingStats
-from copilot_lsp.telemetry.timeline import Feedback, Timeline
+from copilot_lsp.telemetry.timeline import Feedback, Timeline, split_id
 
 logger = logging.getLogger(__name__)
 
@@ -17,7 +17,7 @@ logger = logging.getLogger(__name__)
 # accepted) while its stream still runs. Bounded, since a bogus id never gets a timeline.
 _PENDING_LIMIT = 64
 
-_Event = tuple[str, int | None]  # ("displayed" | a Feedback, chars accepted)
+_Event = tuple[str, int | None, str]  # ("displayed" | a Feedback, chars accepted, the id)
 
 
 class Recorder:
@@ -53,23 +53,25 @@ class Recorder:
                 del self._by_id[stale]
         if self.log is not None:
             self.log.append(record)
-        for kind, chars in self._pending.pop(timeline.id, []):
+        for kind, chars, identifier in self._pending.pop(timeline.id, []):
             if kind == "displayed":
-                self.displayed(timeline.id)
+                self.displayed(identifier)
             else:
-                self.feedback(timeline.id, kind, chars)  # type: ignore[arg-type]
+                self.feedback(identifier, kind, chars)  # type: ignore[arg-type]
 
     def displayed(self, completion_id: str) -> bool:
-        """The editor showed the completion (`copilot/didShowCompletion`); False if unknown."""
-        record = self._by_id.get(completion_id)
+        """The editor showed the completion (`copilot/didShowCompletion`); False if unknown.
+        An alternative's id (`<id>#2`) counts for its completion."""
+        base, _ = split_id(completion_id)
+        record = self._by_id.get(base)
         if record is None:
-            self._defer(completion_id, ("displayed", None))
+            self._defer(base, ("displayed", None, completion_id))
             return False
         if record.get("displayed"):
             return True  # shown again after a redraw: one completion, one display
         record["displayed"] = True
         if self.log is not None:
-            self.log.append({"id": completion_id, "displayed": True})
+            self.log.append({"id": base, "displayed": True})
         return True
 
     def feedback(self, completion_id: str, kind: Feedback, chars_accepted: int | None) -> bool:
@@ -77,11 +79,13 @@ class Recorder:
 
         Partial accepts report the total accepted so far (Copilot's `acceptedLength`), so
         the largest one counts. An id whose timeline is still running keeps its feedback
-        until the timeline arrives.
+        until the timeline arrives. Feedback on an alternative (`<id>#2`) is recorded for its
+        completion with the alternative's rank (`accepted_rank`).
         """
-        record = self._by_id.get(completion_id)
+        base, rank = split_id(completion_id)
+        record = self._by_id.get(base)
         if record is None:
-            self._defer(completion_id, (kind, chars_accepted))
+            self._defer(base, (kind, chars_accepted, completion_id))
             return False
         earlier = record.get("feedback")
         if kind != "accepted" and earlier == "accepted":
@@ -91,13 +95,16 @@ class Recorder:
         if chars_accepted is not None:
             chars = chars_accepted
         else:
-            chars = record.get("chars_shown", 0) if kind != "dismissed" else 0
-        if kind == "partially_accepted":
+            chars = _chars_shown(record, rank) if kind != "dismissed" else 0
+        if kind == "partially_accepted" and record.get("accepted_rank", 1) == rank:
             chars = max(chars, record.get("chars_accepted", 0))
         record["feedback"] = kind
         record["chars_accepted"] = chars
+        event: dict[str, Any] = {"id": base, "feedback": kind, "chars_accepted": chars}
+        if kind != "dismissed" and (rank > 1 or "accepted_rank" in record):
+            record["accepted_rank"] = event["accepted_rank"] = rank
         if self.log is not None:
-            self.log.append({"id": completion_id, "feedback": kind, "chars_accepted": chars})
+            self.log.append(event)
         return True
 
     def _defer(self, completion_id: str, event: _Event) -> None:
@@ -105,3 +112,11 @@ class Recorder:
         self._pending.move_to_end(completion_id)
         while len(self._pending) > _PENDING_LIMIT:
             self._pending.popitem(last=False)
+
+
+def _chars_shown(record: dict[str, Any], rank: int) -> int:
+    """Characters of the record's `rank`-th suggestion (1: the first)."""
+    if rank == 1:
+        return int(record.get("chars_shown", 0))
+    others = record.get("alternative_chars") or []
+    return int(others[rank - 2]) if rank - 2 < len(others) else 0

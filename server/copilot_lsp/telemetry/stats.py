@@ -50,6 +50,8 @@ def outcome_counts(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
         counts[str(record.get("outcome"))] += 1
         if record.get("feedback"):
             counts[str(record["feedback"])] += 1
+            if int(record.get("accepted_rank", 1)) > 1:
+                counts["accepted_alternative"] += 1
         if record.get("displayed"):
             counts["displayed"] += 1
     return dict(counts)

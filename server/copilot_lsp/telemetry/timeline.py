@@ -26,6 +26,20 @@ Outcome = Literal[
 Feedback = Literal["accepted", "partially_accepted", "dismissed"]
 
 
+def alternative_id(completion_id: str, rank: int) -> str:
+    """The accept id of a completion's `rank`-th suggestion (2, 3, …; the first suggestion
+    is the completion's own id): feedback on it is counted against the completion."""
+    return f"{completion_id}#{rank}"
+
+
+def split_id(identifier: str) -> tuple[str, int]:
+    """The completion id and the rank (1: the first suggestion) that an accept id names."""
+    base, sep, rank = identifier.rpartition("#")
+    if sep and base and rank.isdigit() and int(rank) >= 2:
+        return base, int(rank)
+    return identifier, 1
+
+
 @dataclass(slots=True)
 class Timeline:
     """Stage marks and counters for one completion; no source code unless asked for."""
@@ -44,6 +58,13 @@ class Timeline:
     feedback: Feedback | None = None
     chars_accepted: int = 0
     text: str | None = None
+    alternatives: int | None = None
+    """Suggestions shown when alternatives were asked for (explicit requests), the first
+    included; None when they were not."""
+    alternative_tokens: int = 0
+    """Tokens the engine generated for the alternatives."""
+    alternative_chars: list[int] = field(default_factory=list)
+    """Characters of each alternative shown after the first (`chars_shown` is the first's)."""
     _clock: Callable[[], float] = field(default=time.perf_counter, repr=False)
     _t0: float = field(default=0.0, repr=False)
 
@@ -95,4 +116,8 @@ class Timeline:
             record["chars_accepted"] = self.chars_accepted
         if self.text is not None:
             record["text"] = self.text
+        if self.alternatives is not None:
+            record["alternatives"] = self.alternatives
+            record["alternative_tokens"] = self.alternative_tokens
+            record["alternative_chars"] = list(self.alternative_chars)
         return record

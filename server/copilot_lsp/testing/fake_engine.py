@@ -2,7 +2,11 @@
 
 Each request to /v1/completions takes the next `Reply` from `replies` (or `default`),
 so a test says exactly what the engine does: stream text with delays, answer an error
-status, send malformed events, cut the stream, or stall. The load benchmark uses it as a
+status, send malformed events, cut the stream, or stall. Sampled requests (those that name
+`n`: the server's alternatives, completion/alternatives.py) take theirs from
+`sampled` (or `sampled_default`, which answers every choice empty) and are recorded in
+`sampled_requests`: the greedy request beside them arrives in either order, and keeps its own
+script. The load benchmark uses it as a
 stand-in engine that streams a fixed answer and counts the streams open at once.
 """
 
@@ -34,6 +38,10 @@ class Reply:
     """Extra response headers (e.g. `Retry-After` on a 429 or 503)."""
     tail: bytes = b""
     """Raw bytes written just before a `cut_after` cut (half an event, half a UTF-8 char)."""
+    choices: list[list[str]] | None = None
+    """Per-choice chunks for a request with `n` > 1 (choice i gets `index` i), interleaved
+    one chunk of each choice in turn as vLLM does; `cut_after` counts these events. None: every
+    one of the request's `n` choices streams `chunks`."""
     gate: Callable[[int], Awaitable[object]] | None = None
     """Awaited before event `index` goes out: holds the stream until the test has seen what it
     waits for (an event, not a delay that a busy host may not honour)."""
@@ -46,6 +54,8 @@ class Received:
     chunks_sent: int = 0
     disconnected: bool = False
     finished: bool = False
+    choices: int = 1
+    """The `n` the request asked for."""
 
 
 class FakeEngine:
@@ -53,6 +63,9 @@ class FakeEngine:
         self.replies: list[Reply] = []
         self.default = Reply()
         self.requests: list[Received] = []
+        self.sampled: list[Reply] = []
+        self.sampled_default = Reply(chunks=[])
+        self.sampled_requests: list[Received] = []
         self.models = ["fake-model"]
         self.roots: dict[str, str] = {}
         """`/v1/models` roots by model id (vLLM's weights path or repository id)."""
@@ -78,8 +91,13 @@ class FakeEngine:
 
     @property
     def aborted(self) -> int:
-        """Completion streams the client closed before they finished."""
+        """Completion streams the client closed before they finished (greedy ones)."""
         return sum(r.disconnected for r in self.requests)
+
+    @staticmethod
+    def is_sampled(body: dict[str, Any]) -> bool:
+        """A request for sampled alternatives (it names `n`) rather than the greedy one."""
+        return "n" in body
 
     @property
     def url(self) -> str:
@@ -164,9 +182,15 @@ class FakeEngine:
             writer.write(_head(404, "text/plain", 0))
             await writer.drain()
             return True
-        reply = self.replies.pop(0) if self.replies else self.default
         received = Received(body if self.keep_bodies else {}, headers)
-        self.requests.append(received)
+        if self.is_sampled(body):
+            reply = self.sampled.pop(0) if self.sampled else self.sampled_default
+            self.sampled_requests.append(received)
+        else:
+            reply = self.replies.pop(0) if self.replies else self.default
+            self.requests.append(received)
+        n = body.get("n", 1)
+        received.choices = n if isinstance(n, int) and n > 1 else 1
         self.open_now += 1
         self.peak_open = max(self.peak_open, self.open_now)
         try:
@@ -196,9 +220,7 @@ class FakeEngine:
         )
         events = reply.raw_events
         if events is None:
-            events = [_chunk(text, index + 1) for index, text in enumerate(reply.chunks)]
-            events.append(_chunk("", len(reply.chunks), reply.finish_reason))
-            events.append("[DONE]")
+            events = _events(reply, received.choices)
         try:
             for index, event in enumerate(events):
                 if reply.cut_after is not None and index >= reply.cut_after:
@@ -236,12 +258,39 @@ def _head(
     ).encode()
 
 
-def _chunk(text: str, tokens: int, finish_reason: str | None = None) -> str:
+def _events(reply: Reply, n: int) -> list[str]:
+    """The `data:` payloads of a well-formed answer: each choice's chunks in turn (one event
+    per choice per step, as vLLM interleaves them), its finish after its last, then `[DONE]`."""
+    scripts = reply.choices if reply.choices is not None else [reply.chunks] * n
+    per_choice = [
+        [_chunk(text, step + 1, index=index) for step, text in enumerate(chunks)]
+        + [_chunk("", len(chunks), reply.finish_reason, index=index)]
+        for index, chunks in enumerate(scripts)
+    ]
+    events = [
+        event
+        for step in range(max(map(len, per_choice), default=0))
+        for choice in per_choice
+        if step < len(choice)
+        for event in [choice[step]]
+    ]
+    if len(scripts) > 1:  # vLLM's closing usage-only event counts every choice
+        total = sum(len(chunks) for chunks in scripts)
+        events.append(json.dumps({"id": "cmpl-fake", "choices": [], "usage": _usage(total)}))
+    events.append("[DONE]")
+    return events
+
+
+def _chunk(text: str, tokens: int, finish_reason: str | None = None, *, index: int = 0) -> str:
     return json.dumps(
         {
             "id": "cmpl-fake",
             "object": "text_completion",
-            "choices": [{"index": 0, "text": text, "finish_reason": finish_reason}],
-            "usage": {"prompt_tokens": 3, "completion_tokens": tokens, "total_tokens": tokens + 3},
+            "choices": [{"index": index, "text": text, "finish_reason": finish_reason}],
+            "usage": _usage(tokens),
         }
     )
+
+
+def _usage(tokens: int) -> dict[str, int]:
+    return {"prompt_tokens": 3, "completion_tokens": tokens, "total_tokens": tokens + 3}

@@ -6,7 +6,25 @@ local util = require("copilot_lsp.util")
 local M = {}
 
 local INLINE_COMPLETION = "textDocument/inlineCompletion"
+local INVOKED = 1
 local builtin_ns = vim.api.nvim_create_namespace("nvim.lsp.inline_completion")
+
+--- Per buffer: the items of the built-in's last answer, which of them it shows, whether they
+--- answer an explicit request (alternatives asked for), where the buffer stood when they came
+--- (change tick and cursor), and a step waiting for the next answer.
+---@type table<integer, {items: table[], index: integer, invoked: boolean, place: string|nil, step: integer|nil}>
+local answers = {}
+
+local function answer(bufnr)
+  answers[bufnr] = answers[bufnr] or { items = {}, index = 1, invoked = false }
+  return answers[bufnr]
+end
+
+--- The buffer's text and cursor now: an answer is only cycled through where it was given.
+local function place(bufnr)
+  local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+  return ("%d:%d:%d"):format(vim.api.nvim_buf_get_changedtick(bufnr), row, col)
+end
 
 --- True while the built-in draws a suggestion in the buffer.
 function M.builtin_visible(bufnr)
@@ -42,13 +60,27 @@ function M.wrap_client(client)
   client.request = function(self, method, params, handler, bufnr)
     if method == INLINE_COMPLETION and type(handler) == "function" then
       local inner = handler
+      local asked = answer(bufnr or vim.api.nvim_get_current_buf())
+      local step = asked.step
+      if step ~= nil then
+        -- The built-in only asks automatically; this one is the user's cycle key.
+        params = vim.tbl_extend("force", params, { context = { triggerKind = INVOKED } })
+        asked.step = nil
+      end
       handler = function(err, result, ctx)
         local target = ctx and ctx.bufnr or bufnr or vim.api.nvim_get_current_buf()
         ghost.clear(target)
         inner(err, result, ctx)
         local items = result and (result.items or result) or {}
-        if items[1] and M.builtin_visible(target) then
-          require("copilot_lsp.suggestion").report_shown(target, util.item_id(items[1]))
+        local state = answer(target)
+        state.items, state.index, state.invoked = items, 1, step ~= nil
+        state.place = place(target)
+        if step and step ~= 0 and #items > 1 then
+          vim.lsp.inline_completion.select({ bufnr = target, count = step })
+          state.index = (step % #items) + 1
+        end
+        if items[state.index] and M.builtin_visible(target) then
+          require("copilot_lsp.suggestion").report_shown(target, util.item_id(items[state.index]))
         end
       end
     end
@@ -97,8 +129,38 @@ function M.dismiss()
   })
 end
 
+--- Show the next (count 1) or previous (count -1) suggestion: the built-in's own `select`
+--- over the items it holds. The first time after typing it holds only the automatic answer,
+--- so the server is asked explicitly (which brings the alternatives) through the built-in's
+--- next request, and the step is taken when they arrive. An explicit answer with one item
+--- keeps it (asking again would bring the same).
 function M.cycle(count)
-  vim.lsp.inline_completion.select({ count = count })
+  local bufnr = vim.api.nvim_get_current_buf()
+  local state = answer(bufnr)
+  local visible = M.builtin_visible(bufnr)
+  if state.invoked and visible and state.place == place(bufnr) then
+    if #state.items > 1 then
+      vim.lsp.inline_completion.select({ count = count })
+      state.index = (state.index - 1 + count) % #state.items + 1
+      require("copilot_lsp.suggestion").report_shown(bufnr, util.item_id(state.items[state.index]))
+    end
+    return
+  end
+  M.request_now(bufnr, visible and count or 0)
+end
+
+--- Ask the server explicitly (Invoked: the alternatives come too) through the built-in's next
+--- request; when the answer arrives, move `step` from its first item.
+function M.request_now(bufnr, step)
+  answer(bufnr).step = step
+  -- 0.12 has no public "request now": its request runs (debounced) on CursorMovedI.
+  vim.api.nvim_exec_autocmds("CursorMovedI", { buffer = bufnr })
+end
+
+--- Which suggestion is on screen and how many there are (e.g. for a statusline).
+function M.position(bufnr)
+  local state = answer(bufnr or vim.api.nvim_get_current_buf())
+  return state.index, #state.items
 end
 
 function M.attach(bufnr, client)
@@ -126,6 +188,7 @@ function M.attach(bufnr, client)
 end
 
 function M.detach(bufnr)
+  answers[bufnr] = nil
   pcall(vim.api.nvim_del_augroup_by_name, "copilot_lsp.builtin." .. bufnr)
   ghost.clear(bufnr)
 end

@@ -113,9 +113,7 @@ end
 --- Ask for a suggestion at the cursor now (manual trigger).
 function M.suggest()
   if config.use_builtin() then
-    -- 0.12 has no public "request now": its automatic request runs on CursorMovedI.
-    vim.api.nvim_exec_autocmds("CursorMovedI", { buffer = 0 })
-    return
+    return require("copilot_lsp.builtin").request_now(vim.api.nvim_get_current_buf(), 0)
   end
   require("copilot_lsp.suggestion").request(nil, 1)
 end

@@ -15,6 +15,9 @@ local AUTOMATIC, INVOKED = 2, 1
 ---@field timer uv.uv_timer_t|nil
 ---@field items table[] items of the last answer
 ---@field index integer
+---@field invoked boolean the items answer an explicit request (alternatives were asked for)
+---@field cycling boolean asked for the alternatives while a suggestion is on screen: it stays
+--- there (no streamed preview) until they arrive
 ---@field id string|nil completion id on screen
 ---@field text string|nil the suggestion as inserted at `anchor`
 ---@field anchor integer[]|nil {row, col} (0-based, byte) where `text` goes
@@ -27,7 +30,7 @@ local states = {}
 
 local function state(bufnr)
   states[bufnr] = states[bufnr]
-    or { items = {}, index = 1, accepted = 0, shown = {}, dismissed = {} }
+    or { items = {}, index = 1, invoked = false, accepted = 0, shown = {}, dismissed = {} }
   return states[bufnr]
 end
 
@@ -94,6 +97,7 @@ function M.dismiss(bufnr, reason)
     s.dismissed[s.id] = true
   end
   s.id, s.text, s.anchor, s.items, s.index, s.accepted, s.replace_to = nil, nil, nil, {}, 1, 0, nil
+  s.invoked = false
   ghost.clear(bufnr)
 end
 
@@ -149,8 +153,9 @@ local function show_item(bufnr, client)
   set_suggestion(bufnr, id, text, anchor, replace_to)
 end
 
---- Ask the server for a suggestion at the cursor now.
-function M.request(bufnr, kind)
+--- Ask the server for a suggestion at the cursor now. An explicit request (kind INVOKED)
+--- gets the alternatives too; `step` then moves that far from the first before showing.
+function M.request(bufnr, kind, step)
   bufnr = bufnr or vim.api.nvim_get_current_buf()
   local client = util.client(bufnr)
   if not client then
@@ -162,10 +167,12 @@ function M.request(bufnr, kind)
   params.context = { triggerKind = kind or AUTOMATIC }
   local version = util.version(bufnr)
   local row, col = cursor()
+  s.cycling = step ~= nil and step ~= 0 and s.text ~= nil
   local ok, id
   ok, id = util.request(client, INLINE_COMPLETION, params, function(err, result)
     if s.request_id == id then
       s.request_id = nil
+      s.cycling = false
     end
     local now_row, now_col = cursor()
     if err or util.version(bufnr) ~= version or now_row ~= row or now_col ~= col then
@@ -175,7 +182,8 @@ function M.request(bufnr, kind)
       return
     end
     s.items = result and (result.items or result) or {}
-    s.index = 1
+    s.invoked = kind == INVOKED
+    s.index = #s.items > 0 and ((step or 0) % #s.items) + 1 or 1
     show_item(bufnr, client)
   end, bufnr)
   if ok then
@@ -230,7 +238,7 @@ function M.on_partial(params, client)
     return require("copilot_lsp.builtin").on_partial(bufnr, params, row, col)
   end
   local s = state(bufnr)
-  if s.dismissed[params.completionId] then
+  if s.dismissed[params.completionId] or (s.cycling and s.request_id) then
     return
   end
   if params.text == "" then
@@ -290,19 +298,27 @@ function M.accept(part)
   return true
 end
 
---- Show the next (count 1) or previous (count -1) item of the last answer.
+--- Show the next (count 1) or previous (count -1) suggestion. The first time after typing,
+--- the server is asked explicitly, which brings the alternatives (the first of them is the
+--- suggestion on screen, so the step lands on the next one).
 function M.cycle(count)
   local bufnr = vim.api.nvim_get_current_buf()
   local s = state(bufnr)
   local client = util.client(bufnr)
-  if #s.items == 0 then
+  if not s.invoked or #s.items == 0 then
     if client then
-      M.request(bufnr, INVOKED)
+      M.request(bufnr, INVOKED, #s.items > 0 and count or 0)
     end
     return
   end
   s.index = (s.index - 1 + count) % #s.items + 1
   show_item(bufnr, client)
+end
+
+--- Which suggestion is on screen and how many there are (e.g. for a statusline).
+function M.position(bufnr)
+  local s = state(bufnr or vim.api.nvim_get_current_buf())
+  return s.index, #s.items
 end
 
 --- True when a suggestion is on screen in the buffer.

@@ -1,16 +1,11 @@
 import * as vscode from "vscode";
 import { LanguageClient } from "vscode-languageclient/node";
 import { enabledFor, Settings } from "../logic/settings";
+import { LspItem, itemId, itemText, offered, reusable } from "../logic/items";
 import { Anchor, Partial, StreamState } from "../logic/stream";
 import { chars, nextLine, nextWord, remainder } from "../logic/text";
-import { inlineCompletionParams, invokeAgain, LspTriggerKind, lspTriggerKind } from "../logic/trigger";
+import { inlineCompletionParams, LSP_INVOKED, LspTriggerKind, lspTriggerKind } from "../logic/trigger";
 import { channel } from "./logging";
-
-interface LspItem {
-  insertText: string | { value: string };
-  range?: { start: { line: number; character: number }; end: { line: number; character: number } };
-  command?: { command: string; arguments?: unknown[] };
-}
 
 interface Request {
   anchor: Anchor;
@@ -33,15 +28,6 @@ const RETRIGGER_MS = 40;
 
 function sameAnchor(a: Anchor, b: Anchor): boolean {
   return a.uri === b.uri && a.version === b.version && a.line === b.line && a.character === b.character;
-}
-
-function itemText(item: LspItem): string {
-  return typeof item.insertText === "string" ? item.insertText : item.insertText.value;
-}
-
-function itemId(item: LspItem): string | undefined {
-  const id = item.command?.arguments?.[0];
-  return typeof id === "string" ? id : undefined;
 }
 
 /**
@@ -86,20 +72,31 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
       line: position.line,
       character: position.character,
     };
-    const typedThrough = this.typedThrough(document, position);
+    // Explicit (the trigger command, Alt+] / Alt+[): the server adds its alternatives.
+    const invoked = lspTriggerKind(context.triggerKind) === LSP_INVOKED;
+    const typedThrough = invoked ? undefined : this.typedThrough(document, position);
     if (typedThrough !== undefined) {
       return typedThrough;
     }
+    // An explicit call after an automatic request at the same place asks again: the automatic
+    // answer holds one suggestion (or none: it was debounced away or skipped in a backoff).
     const previous = this.request;
-    if (
-      !previous ||
-      !sameAnchor(previous.anchor, anchor) ||
-      invokeAgain({ kind: previous.kind, settled: previous.settled, empty: previous.items.length === 0 }, context.triggerKind)
-    ) {
+    const earlier = previous && { sameAnchor: sameAnchor(previous.anchor, anchor), invoked: previous.kind === LSP_INVOKED };
+    if (!reusable(earlier, invoked)) {
       this.startRequest(client, anchor, context.triggerKind);
     }
     const request = this.request!;
-    if (!request.settled && this.stream.previewAt(anchor) === undefined) {
+    if (invoked && !request.settled) {
+      // All the suggestions come with the answer: wait for it (a preview would be one).
+      await new Promise<void>((resolve) => {
+        const cancel = token.onCancellationRequested(() => done());
+        function done() {
+          cancel.dispose();
+          resolve();
+        }
+        void request.promise.then(done, done);
+      });
+    } else if (!request.settled && this.stream.previewAt(anchor) === undefined) {
       // Wait for the answer, a streamed first line, or VS Code giving up on this call.
       await new Promise<void>((resolve) => {
         const stop = this.stream.onChange(() => {
@@ -166,23 +163,20 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
   }
 
   private present(anchor: Anchor, position: vscode.Position, items: LspItem[]): vscode.InlineCompletionItem[] {
-    const result: vscode.InlineCompletionItem[] = [];
-    for (const item of items) {
-      const text = itemText(item);
-      const range = item.range
-        ? new vscode.Range(item.range.start.line, item.range.start.character, item.range.end.line, item.range.end.character)
-        : new vscode.Range(position, position);
-      const id = itemId(item);
-      result.push(
-        new vscode.InlineCompletionItem(text, range, {
-          title: "Accept",
-          command: "copilotLsp.accepted",
-          arguments: [id],
-        }),
-      );
-      if (result.length === 1) {
-        this.markShown(anchor, id, text);
-      }
+    // Every suggestion, in the server's order: VS Code shows the first and cycles with Alt+].
+    const result = offered(items).map(
+      ({ text, range, id }) =>
+        new vscode.InlineCompletionItem(
+          text,
+          range
+            ? new vscode.Range(range.start.line, range.start.character, range.end.line, range.end.character)
+            : new vscode.Range(position, position),
+          { title: "Accept", command: "copilotLsp.accepted", arguments: [id] },
+        ),
+    );
+    const first = result.length > 0 ? offered(items)[0] : undefined;
+    if (first !== undefined) {
+      this.markShown(anchor, first.id, first.text);
     }
     void vscode.commands.executeCommand("setContext", "copilotLsp.suggestionVisible", result.length > 0);
     return result;
@@ -226,6 +220,9 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
     const first = request.items[0];
     if (!shown || !sameAnchor(shown.anchor, request.anchor) || this.retrigger) {
       return;
+    }
+    if (shown.id !== this.stream.completionId) {
+      return; // not this request's preview: e.g. the typed suggestion an Alt+] answer replaces
     }
     if (first !== undefined && itemText(first) === shown.text && shown.id === itemId(first)) {
       return; // the final item is what is on screen already

@@ -24,12 +24,3 @@ export function inlineCompletionParams(
 ): { textDocument: { uri: string }; position: { line: number; character: number }; context: { triggerKind: LspTriggerKind } } {
   return { textDocument: { uri }, position: { line, character }, context: { triggerKind: lspTriggerKind(vscodeKind) } };
 }
-
-/**
- * Whether an explicit invoke at the place of an earlier request asks the server again: yes when
- * that request was automatic and came back empty (debounced away or skipped in a backoff).
- * The new request is explicit, so a further invoke there does not ask a third time.
- */
-export function invokeAgain(previous: { kind: LspTriggerKind; settled: boolean; empty: boolean }, vscodeKind: number): boolean {
-  return lspTriggerKind(vscodeKind) === LSP_INVOKED && previous.kind === LSP_AUTOMATIC && previous.settled && previous.empty;
-}

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { DEFAULTS, enabledFor, initializationOptions } from "../logic/settings";
 import { statusView } from "../logic/status";
+import { LspItem, offered, reusable } from "../logic/items";
 import { Partial, StreamState } from "../logic/stream";
 import { chars, nextLine, nextWord, remainder } from "../logic/text";
 
@@ -130,5 +131,38 @@ describe("streamed text", () => {
     assert.equal(single.previewAt(anchor), undefined);
     single.accept(partial("x + 1", { done: true }));
     assert.equal(single.previewAt(anchor), "x + 1");
+  });
+});
+
+describe("alternatives", () => {
+  const at = (line: number, character: number) => ({ line, character });
+  const items: LspItem[] = [
+    { insertText: "return n", range: { start: at(2, 4), end: at(2, 4) }, command: { command: "copilot.acceptCompletion", arguments: ["c1"] } },
+    { insertText: { value: "return n * 2" }, range: { start: at(2, 4), end: at(2, 4) }, command: { command: "copilot.acceptCompletion", arguments: ["c1#2"] } },
+    { insertText: "pass)", range: { start: at(2, 4), end: at(2, 5) }, command: { command: "copilot.acceptCompletion", arguments: ["c1#3"] } },
+  ];
+
+  it("hands every item to VS Code in the server's order, each with its own id", () => {
+    const shown = offered(items);
+    assert.deepEqual(
+      shown.map((item) => [item.text, item.id]),
+      [
+        ["return n", "c1"],
+        ["return n * 2", "c1#2"],
+        ["pass)", "c1#3"],
+      ],
+    );
+    assert.deepEqual(shown[2].range, { start: at(2, 4), end: at(2, 5) });
+    assert.deepEqual(offered([]), []);
+  });
+
+  it("asks again when an explicit request finds only a typing one at the same place", () => {
+    assert.equal(reusable(undefined, false), false);
+    assert.equal(reusable({ sameAnchor: true, invoked: false }, false), true);
+    assert.equal(reusable({ sameAnchor: true, invoked: false }, true), false);
+    assert.equal(reusable({ sameAnchor: true, invoked: true }, false), true);
+    assert.equal(reusable({ sameAnchor: false, invoked: true }, true), false);
+    // Explicit again where an explicit one was made: its answer (alternatives included) serves.
+    assert.equal(reusable({ sameAnchor: true, invoked: true }, true), true);
   });
 });

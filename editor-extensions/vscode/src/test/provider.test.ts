@@ -95,10 +95,10 @@ afterEach(() => {
 });
 
 describe("provider requests", () => {
-  // The LSP trigger kind sent for each VS Code trigger kind. Today the provider sends 2
-  // (Automatic) for both; a provider that sends the real kind changes the Invoke row to 1.
+  // The LSP trigger kind sent for each VS Code trigger kind (LSP numbers them Invoked 1,
+  // Automatic 2; VS Code Invoke 0, Automatic 1).
   const TRIGGER_KINDS: Array<[string, vscode.InlineCompletionTriggerKind, number]> = [
-    ["Invoke", vscode.InlineCompletionTriggerKind.Invoke, 2],
+    ["Invoke", vscode.InlineCompletionTriggerKind.Invoke, 1],
     ["Automatic", vscode.InlineCompletionTriggerKind.Automatic, 2],
   ];
 
@@ -159,6 +159,40 @@ describe("provider requests", () => {
     newer.resolve({ items: [lspItem("y", "c3")] });
     assert.deepEqual(await first, []);
     assert.equal(((await second)![0] as unknown as vscode.InlineCompletionItem).insertText, "y");
+  });
+
+  it("Alt+] after a typed suggestion asks again as Invoked and offers every alternative in order", async () => {
+    mock.timers.enable({ apis: ["setTimeout"] });
+    const h = harness();
+    const typed = provide(h);
+    h.client.reply("textDocument/inlineCompletion", { items: [lspItem(FULL, "c1")] });
+    assert.equal((await typed)!.length, 1);
+    const invoke = vscode.InlineCompletionTriggerKind.Invoke;
+    const cycled = provide(h, new vscode.Position(1, 4), invoke);
+    const kinds = h.client
+      .sent("textDocument/inlineCompletion")
+      .map((params) => (params as { context: { triggerKind: number } }).context.triggerKind);
+    assert.deepEqual(kinds, [2, 1]);
+    h.client.reply("textDocument/inlineCompletion", {
+      items: [lspItem(FULL, "c4"), lspItem("return sum(items)", "c4#2"), lspItem("pass", "c4#3")],
+    });
+    const items = (await cycled)! as unknown as vscode.InlineCompletionItem[];
+    assert.deepEqual(
+      items.map((item) => [item.insertText, item.command!.arguments![0]]),
+      [
+        [FULL, "c4"],
+        ["return sum(items)", "c4#2"],
+        ["pass", "c4#3"],
+      ],
+    );
+    // VS Code asks again while cycling: the explicit answer serves, no third request.
+    assert.equal((await provide(h, new vscode.Position(1, 4), invoke))!.length, 3);
+    assert.equal((await provide(h))!.length, 3);
+    assert.equal(h.client.sent("textDocument/inlineCompletion").length, 2);
+    // Nothing to swap: VS Code's cycling stays on screen (no hide and re-trigger).
+    mock.timers.tick(100);
+    await flush();
+    assert.deepEqual(commandNames(), []);
   });
 
   it("gives up when VS Code cancels the call", async () => {

@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
   inlineCompletionParams,
-  invokeAgain,
   LSP_AUTOMATIC,
   LSP_INVOKED,
   lspTriggerKind,
@@ -28,14 +27,5 @@ describe("trigger kind", () => {
 
   it("sends typing as Automatic", () => {
     assert.equal(inlineCompletionParams("file:///a.py", 0, 0, VSCODE_AUTOMATIC).context.triggerKind, LSP_AUTOMATIC);
-  });
-
-  it("asks again on an explicit invoke where an automatic request came back empty, once", () => {
-    const emptyAutomatic = { kind: LSP_AUTOMATIC, settled: true, empty: true } as const;
-    assert.equal(invokeAgain(emptyAutomatic, VSCODE_INVOKE), true);
-    assert.equal(invokeAgain(emptyAutomatic, VSCODE_AUTOMATIC), false);
-    assert.equal(invokeAgain({ ...emptyAutomatic, kind: LSP_INVOKED }, VSCODE_INVOKE), false);
-    assert.equal(invokeAgain({ ...emptyAutomatic, empty: false }, VSCODE_INVOKE), false);
-    assert.equal(invokeAgain({ ...emptyAutomatic, settled: false }, VSCODE_INVOKE), false);
   });
 });
