@@ -258,3 +258,13 @@ def test_reports_label_a_profile_file_by_its_name_never_its_path(tmp_path: Path)
     twin = write(other, BASE_TOML, "cand-sd7.toml")
     with pytest.raises(ConfigError, match="cand-sd7"):
         profile_labels(["test", str(copied), str(twin)])
+
+
+@pytest.mark.parametrize(
+    "name", [name for name in available_profiles() if name.startswith("local-cpu")]
+)
+def test_cpu_profiles_cache_prompts_in_small_blocks(name: str) -> None:
+    # vLLM's prefix cache holds whole KV blocks: with the CPU backend's default of 128 tokens a
+    # keystroke recomputes up to 127 tokens of a prompt whose head is cached (seconds here).
+    argv = load_profile(name).command("/cache/model", port=9001)
+    assert flag_value(argv, "--block-size") == "32"

@@ -33,6 +33,7 @@ from copilot_lsp.completion.assembly import (
 from copilot_lsp.completion.budget import EngineTokenCounter
 from copilot_lsp.completion.cutting import BlockCutter
 from copilot_lsp.completion.mode import Mode, choose_mode
+from copilot_lsp.completion.pacing import EnginePace
 from copilot_lsp.completion.postprocess import fit_to_file, replaced_closers
 from copilot_lsp.completion.prompt_format import PromptFormats
 from copilot_lsp.completion.request import DefinitionSource, InlineRequest, inline_request
@@ -97,6 +98,8 @@ class CompletionService:
         self.backoff = Backoff(clock)
         self.slots = InflightLimiter()
         """Engine requests open now, over all documents (`completion.max_inflight`)."""
+        self.pace = EnginePace()
+        """The engine's recent time to first token, which the debounce follows."""
 
     @property
     def inflight(self) -> int:
@@ -263,8 +266,9 @@ class CompletionService:
         if mode is Mode.SKIP or not options.enable:
             timeline.finish("skipped")
             return None
-        if automatic and options.debounce_ms:
-            await self._sleep(options.debounce_ms / 1000.0)
+        debounce = self.pace.debounce_s(options.debounce_ms, options.adaptive_debounce_max_ms)
+        if automatic and debounce > 0:
+            await self._sleep(debounce)
         timeline.mark("debounced")
         pause = self.backoff.wait_s(automatic=automatic) if settings.engine.backoff_max_s else 0
         if pause > 0:
@@ -318,9 +322,14 @@ class CompletionService:
                     self.slots,
                     options.max_inflight,
                 )
+            sent = self._clock()
+            answered = False
             stream = engine.stream(request)
             try:
                 async for chunk in stream:
+                    if not answered:
+                        answered = True
+                        self.pace.answered(self._clock() - sent)
                     if sampled is not None:
                         sampled.start()  # the prompt is in the engine's prefix cache now
                     if chunk.index:
@@ -344,6 +353,8 @@ class CompletionService:
                     await sampled.cancel()
                 raise
             finally:
+                if not answered:
+                    self.pace.unanswered(self._clock() - sent)
                 # Closing the stream closes the HTTP response: the engine aborts the request.
                 await stream.aclose()
         cutter.feed(aligner.flush())
