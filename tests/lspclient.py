@@ -99,3 +99,14 @@ async def server_session(
             await asyncio.wait_for(client.shutdown_session(), 10)
         finally:
             await client.stop()
+
+
+def collect_partials(session: Session) -> list[dict[str, Any]]:
+    """Every `copilot/partialCompletion` the server sends from now on, in arrival order."""
+    received: list[dict[str, Any]] = []
+
+    @session.client.feature("copilot/partialCompletion")
+    def on_partial(params: Any) -> None:
+        received.append(plain(params))
+
+    return received

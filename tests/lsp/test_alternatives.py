@@ -11,9 +11,9 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from copilot_lsp.client.driver import plain
 from copilot_lsp.testing.fake_engine import Reply
 from tests.lsp.conftest import FakeSession as Session
+from tests.lspclient import collect_partials
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -47,11 +47,7 @@ def ids(items: list[Any]) -> list[str]:
 async def test_an_invoked_request_returns_distinct_alternatives_greedy_first(
     session: Session,
 ) -> None:
-    partials: list[dict[str, Any]] = []
-
-    @session.client.feature("copilot/partialCompletion")
-    def on_partial(params: Any) -> None:
-        partials.append(plain(params))
+    partials = collect_partials(session)
 
     await session.initialize(
         {"completion": {"alternatives": 4}, "editor": {"streaming": True, "partialIntervalMs": 0}}

@@ -16,10 +16,9 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from copilot_lsp.client.driver import plain
 from copilot_lsp.testing.fake_engine import FakeEngine, Reply
 from tests.lsp.conftest import FakeSession as Session
-from tests.lspclient import server_session
+from tests.lspclient import collect_partials, server_session
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -140,16 +139,6 @@ async def test_filters_off_keeps_what_the_filters_drop(
 STREAM_SOURCE = "def total(items):\n    \n\nprint(total([1]))\n"
 STREAM_CHUNKS = ["\n    result", " = 0\n", "    result +=", " len(items)\n", "    return result\n"]
 STREAM_FULL = "result = 0\n    result += len(items)\n    return result"
-
-
-def collect_partials(session: Session) -> list[dict[str, Any]]:
-    received: list[dict[str, Any]] = []
-
-    @session.client.feature("copilot/partialCompletion")
-    def on_partial(params: Any) -> None:
-        received.append(plain(params))
-
-    return received
 
 
 async def test_partial_interval_coalesces_notifications(session: Session) -> None:

@@ -5,14 +5,12 @@ recover at once."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from lsprotocol import types
 
-from copilot_lsp.client.driver import plain
 from copilot_lsp.testing.fake_engine import Reply
 from tests.lsp.conftest import FakeSession as Session
+from tests.lspclient import collect_partials
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -26,11 +24,7 @@ WHOLE = "result = 0\n    for item in items:\n        result += item\n    return 
 async def test_a_stream_cut_without_done_is_a_failure_not_a_short_completion(
     session: Session,
 ) -> None:
-    partials: list[dict[str, Any]] = []
-
-    @session.client.feature("copilot/partialCompletion")
-    def on_partial(params: Any) -> None:
-        partials.append(plain(params))
+    partials = collect_partials(session)
 
     await session.initialize({"editor": {"streaming": True, "partialIntervalMs": 0}})
     session.engine.replies = [

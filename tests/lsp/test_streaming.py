@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from copilot_lsp.client.driver import plain
 from copilot_lsp.testing.fake_engine import Reply
 from tests.lsp.conftest import FakeSession as Session
+from tests.lspclient import collect_partials
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -21,16 +21,6 @@ SOURCE = "def total(items):\n    \n\nprint(total([1]))\n"
 CHUNKS = ["\n    result", " = 0\n", "    result +=", " len(items)\n", "    result *= 2\n"]
 CHUNKS += ["    return result\n", "\n", "def other():\n", "    pass\n"]
 FULL = "result = 0\n    result += len(items)\n    result *= 2\n    return result"
-
-
-def collect_partials(session: Session) -> list[dict[str, Any]]:
-    received: list[dict[str, Any]] = []
-
-    @session.client.feature("copilot/partialCompletion")
-    def on_partial(params: Any) -> None:
-        received.append(plain(params))
-
-    return received
 
 
 async def settle(condition: Any, within: float = 30.0) -> None:
