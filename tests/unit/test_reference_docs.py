@@ -7,6 +7,7 @@ from pathlib import Path
 
 from copilot_lsp.cli import reference
 from copilot_lsp.cli.main import build_parser
+from copilot_lsp.cli.output import walk_commands
 from copilot_lsp.settings import Settings
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -36,7 +37,7 @@ def test_settings_reference_names_every_field_with_its_environment_variable() ->
 def test_commands_reference_has_every_subcommand() -> None:
     text = reference.render_commands()
     headings = {line.strip("#` ") for line in text.splitlines() if line.startswith("#")}
-    for path, _parser in reference._walk(build_parser(), ["copilot-lsp"]):
+    for path, _parser in walk_commands(build_parser(), ["copilot-lsp"]):
         assert " ".join(path) in headings
     assert "copilot-lsp engine up" in headings
 

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from copilot_lsp import __version__
 from copilot_lsp.cli import bench, complete, draft, engine, stats
-from copilot_lsp.cli.output import HelpFormatter
+from copilot_lsp.cli.output import HelpFormatter, walk_commands
 from copilot_lsp.errors import CopilotLspError, UsageError
 
 logger = logging.getLogger("copilot_lsp")
@@ -55,8 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMANDS.values():
         module.add_parser(commands)
-    for subparser in _subparsers(parser):
-        _add_logging_options(subparser, default=argparse.SUPPRESS)
+    for path, subparser in list(walk_commands(parser, [])):
+        if path:  # the main parser has its own, with real defaults
+            _add_logging_options(subparser, default=argparse.SUPPRESS)
     return parser
 
 
@@ -80,16 +81,6 @@ def _add_logging_options(parser: argparse.ArgumentParser, default: object) -> No
         dest="log_file" if default == 0 else "log_file_after",
         help="write logs here instead of stderr",
     )
-
-
-def _subparsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
-    """Every command's and sub-command's parser, depth first."""
-    found: list[argparse.ArgumentParser] = []
-    for action in parser._actions:  # argparse has no public walk over its subparsers
-        if isinstance(action, argparse._SubParsersAction):
-            for subparser in dict.fromkeys(action.choices.values()):
-                found += [subparser, *_subparsers(subparser)]
-    return found
 
 
 def configure_logging(verbose: int, log_file: Path | None) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,3 +56,18 @@ def emit_report(args: argparse.Namespace, report: dict[str, Any], table: str) ->
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(report, indent=2), encoding="utf-8")
         say(f"report written to {out}")
+
+
+def walk_commands(
+    parser: argparse.ArgumentParser, path: list[str]
+) -> Iterator[tuple[list[str], argparse.ArgumentParser]]:
+    """`parser` and every command's and sub-command's parser below it, depth first, each with
+    the words that name it (an alias of a command is not visited again)."""
+    yield path, parser
+    for action in parser._actions:  # argparse has no public walk over its subparsers
+        if isinstance(action, argparse._SubParsersAction):
+            seen: set[int] = set()
+            for name, subparser in action.choices.items():
+                if id(subparser) not in seen:
+                    seen.add(id(subparser))
+                    yield from walk_commands(subparser, [*path, name])

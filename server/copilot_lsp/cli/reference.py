@@ -14,7 +14,6 @@ import os
 import sys
 import types
 import typing
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from pydantic import BaseModel, SecretStr
 from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
 
+from copilot_lsp.cli.output import walk_commands
 from copilot_lsp.settings import Settings
 
 HELP_WIDTH = 100
@@ -86,7 +86,7 @@ def render_commands() -> str:
 
     parser = build_parser()
     blocks = [COMMANDS_INTRO]
-    for path, command in _walk(parser, ["copilot-lsp"]):
+    for path, command in walk_commands(parser, ["copilot-lsp"]):
         depth = min(len(path) + 1, 4)
         blocks += [f"\n{'#' * depth} `{' '.join(path)}`\n", "```text", _help(command), "```"]
     return "\n".join(blocks) + "\n"
@@ -99,16 +99,6 @@ def write(folder: Path) -> list[Path]:
         path.write_text(text, encoding="utf-8")
         written.append(path)
     return written
-
-
-def _walk(
-    parser: argparse.ArgumentParser, path: list[str]
-) -> Iterator[tuple[list[str], argparse.ArgumentParser]]:
-    yield path, parser
-    for action in parser._actions:  # argparse has no public walk over its subparsers
-        if isinstance(action, argparse._SubParsersAction):
-            for name, subparser in action.choices.items():
-                yield from _walk(subparser, [*path, name])
 
 
 def _help(parser: argparse.ArgumentParser) -> str:
