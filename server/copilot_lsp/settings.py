@@ -125,6 +125,11 @@ class CompletionSettings(_Section):
     requests always get one. 1: no alternatives."""
     alternatives_temperature: float = Field(default=0.4, gt=0.0, le=2.0)
     """Sampling temperature of the alternatives (the first suggestion stays at `temperature`)."""
+    alternatives_wait_ms: int = Field(default=1000, ge=0, le=60_000)
+    """How long an explicit request's answer may wait for its alternatives once the first
+    suggestion is complete; choices still generating then are dropped (their engine request
+    closed) and the finished ones kept. Sampled choices run beside the greedy one and may take
+    longer: on a CPU engine about 2.5x as long."""
 
 
 class PromptSettings(_Section):

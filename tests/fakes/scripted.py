@@ -15,7 +15,8 @@ class ScriptedEngine:
     Sampled requests (the alternatives beside an explicit request: they name `n`) are kept
     apart, in `sampled_requests`: each of their choices streams its list in
     `choices` (none scripted: every choice ends empty), interleaved one chunk per choice in
-    turn; `cut_sampled_after` ends that stream with an error after so many chunks.
+    turn, `sampled_pause` apart (default: `pause`); `cut_sampled_after` ends that stream with
+    an error after so many chunks.
     """
 
     base_url = "http://engine.test/v1"
@@ -29,6 +30,7 @@ class ScriptedEngine:
         self.sent = 0
         self.choices: list[list[str]] = []
         self.cut_sampled_after: int | None = None
+        self.sampled_pause: float | None = None
         self.sampled_requests: list[CompletionRequest] = []
         self.sampled_closed = 0
         self.sampled_sent = 0
@@ -69,7 +71,8 @@ class ScriptedEngine:
             for number, chunk in enumerate(events):
                 if self.cut_sampled_after is not None and number >= self.cut_sampled_after:
                     raise EngineStreamError("the engine's stream was cut: scripted")
-                await asyncio.sleep(self.pause)
+                pause = self.pause if self.sampled_pause is None else self.sampled_pause
+                await asyncio.sleep(pause)
                 self.sampled_sent += 1
                 yield chunk
         finally:

@@ -200,6 +200,44 @@ async def test_a_cut_sampled_stream_keeps_the_choices_complete_by_then() -> None
     assert engine.sampled_closed == 1
 
 
+async def test_alternatives_still_generating_after_the_wait_are_dropped() -> None:
+    """The answer waits `alternativesWaitMs` after the greedy suggestion for the sampled
+    choices: the one finished by then is kept, the one still generating dropped (closed)."""
+    engine = ScriptedEngine(GREEDY)
+    engine.sampled_pause = 0.02
+    # Interleaved: c0 ends at its second event, c1 would take 200 more (about 4 s).
+    engine.choices = [["\n    return 0\n"], ["\n    return", *[" 1"] * 200, "\n"]]
+    short = Settings.model_validate({"completion": {"alternatives_wait_ms": 300}})
+    service, timelines = service_for(engine, short)
+    started = asyncio.get_running_loop().time()
+    suggestion = await service.complete("file:///a.py", "python", TEXT, CURSOR, automatic=False)
+    waited = asyncio.get_running_loop().time() - started
+    assert suggestion is not None and suggestion.text == "return n + 1"
+    assert [a.text for a in suggestion.alternatives] == ["return 0"]
+    assert engine.sampled_closed == 1
+    assert engine.sampled_sent < 60  # closed at the wait's end, not run to the finish
+    assert waited < 2.0
+    assert timelines[0].alternatives == 2
+
+
+async def test_cancelling_while_waiting_for_alternatives_closes_them() -> None:
+    engine = ScriptedEngine(GREEDY)
+    engine.sampled_pause = 0.01
+    engine.choices = [["\n    return", *[" 0"] * 1000], ["\n    return", *[" 1"] * 1000]]
+    service, timelines = service_for(engine)
+    task = asyncio.ensure_future(
+        service.complete("file:///a.py", "python", TEXT, CURSOR, automatic=False)
+    )
+    while engine.closed < 1 or engine.sampled_sent < 6:  # greedy done, sampling under way
+        await asyncio.sleep(0.005)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert engine.sampled_closed == 1
+    assert engine.sampled_sent < 200
+    assert [t.outcome for t in timelines] == ["cancelled"]
+
+
 async def test_cancelling_closes_both_streams() -> None:
     engine = ScriptedEngine(["x"] * 100, pause=0.01)
     engine.choices = [["y"] * 100, ["z"] * 100]

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from copilot_lsp.errors import ConfigError
+from copilot_lsp.serving.host import this_machine_embedded_dtype
 from copilot_lsp.serving.profiles import Profile, available_profiles, load_profile
 
 REPO_CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -63,7 +64,9 @@ def flag_value(argv: list[str], flag: str) -> str:
 def test_local_cpu_profile_validates() -> None:
     profile = load_profile("local-cpu")
     assert profile.name == "local-cpu"
-    assert profile.embedded_dtype == "bfloat16"
+    # `embedded:auto`, resolved for this machine when the profile is loaded.
+    assert profile.embedded_dtype == this_machine_embedded_dtype()
+    assert profile.model.dtype == profile.embedded_dtype
     assert profile.model.served_name
     # The embedded default speculates with the shipped EAGLE head; the baseline does not.
     assert profile.speculative is not None and profile.speculative.method == "eagle"

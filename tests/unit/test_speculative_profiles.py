@@ -96,8 +96,10 @@ def test_dashboard_panels_have_distinct_ids_and_queries() -> None:
 def test_gpu_benchmark_profiles_match_the_cpu_ones_on_one_gpu(method: str) -> None:
     gpu = load_profile(f"gpu-smollm2-{method}")
     cpu = load_profile("local-cpu" if method == "eagle" else f"local-cpu-{method}")
-    # Same target and same draft, so the GPU report compares with the CPU one.
-    assert gpu.model == cpu.model
+    # Same target and same draft, so the GPU report compares with the CPU one; the CPU
+    # profile's precision follows the machine (serving/host.py), the GPU's is bfloat16.
+    assert gpu.embedded_dtype == "bfloat16" and cpu.embedded_dtype is not None
+    assert gpu.model == cpu.with_embedded_dtype("bfloat16").model
     assert gpu.speculative_config() == cpu.speculative_config()
     argv = gpu.command(gpu.model.source)
     assert "--enforce-eager" not in argv and "--tensor-parallel-size" not in argv

@@ -21,7 +21,13 @@ def add_parser(commands: Any) -> None:
     prepare = actions.add_parser(
         "prepare", help="write the embedded model into the cache", formatter_class=HelpFormatter
     )
-    prepare.add_argument("--dtype", choices=["bfloat16", "float32"], default="bfloat16")
+    prepare.add_argument(
+        "--dtype",
+        choices=["auto", "bfloat16", "float32"],
+        default="auto",
+        help="auto: bfloat16 where this CPU computes in it natively, else float32 "
+        "(what the local-cpu profiles serve)",
+    )
     prepare.add_argument("--force", action="store_true", help="rebuild even if present")
     up = actions.add_parser(
         "up", help="start the engine and wait until it is healthy", formatter_class=HelpFormatter
@@ -71,9 +77,11 @@ def run(args: argparse.Namespace) -> int:
     from copilot_lsp.serving.profiles import available_profiles, load_profile
 
     if args.action == "prepare":
+        from copilot_lsp.serving.host import this_machine_embedded_dtype
         from copilot_lsp.serving.prepare import prepare_embedded_model
 
-        print(prepare_embedded_model(args.dtype, force=args.force, log=say))
+        dtype = this_machine_embedded_dtype() if args.dtype == "auto" else args.dtype
+        print(prepare_embedded_model(dtype, force=args.force, log=say))
     elif args.action == "up":
         state = launcher.engine_up(
             load_profile(args.profile),

@@ -14,7 +14,9 @@ one; its engine stream is closed as soon as every choice is final, or when the r
 cancelled or superseded. The results are fitted to the file, empty ones dropped and
 duplicates (texts that differ in whitespace only) kept once, the greedy one first. The
 sampled request only runs while an engine slot (`completion.maxInflight`) is free: it never
-makes the greedy one wait, and an engine failure there costs the alternatives only.
+makes the greedy one wait, and an engine failure there costs the alternatives only. Once the
+greedy suggestion is complete the answer waits at most `completion.alternativesWaitMs` for
+them: choices still generating then are dropped, the finished ones kept.
 """
 
 from __future__ import annotations
@@ -165,12 +167,21 @@ class SampledChoices:
                 # Closing the stream closes the HTTP response: the engine aborts every choice.
                 await stream.aclose()
 
-    async def texts(self) -> list[str]:
-        """The choices' cut texts, in choice order. When the engine failed midway, only the
-        choices that were complete by then; none when the request did not run (the greedy
-        suggestion stands alone then)."""
+    async def texts(self, wait: float | None = None) -> list[str]:
+        """The choices' cut texts, in choice order. When the engine failed midway, or `wait`
+        seconds passed first, only the choices that were complete by then (the request is
+        closed); none when the request did not run (the greedy suggestion stands alone then)."""
         if self._task is None:
             return []
+        try:
+            done, _ = await asyncio.wait({self._task}, timeout=wait)
+        except asyncio.CancelledError:
+            await self.cancel()  # asyncio.wait leaves the task running when its caller goes
+            raise
+        if not done:
+            logger.debug("alternatives still generating after %.2f s: the finished ones only", wait)
+            await self.cancel()
+            return [choice.text() for choice in self.choices if choice.finished]
         try:
             await self._task
         except EngineError as error:

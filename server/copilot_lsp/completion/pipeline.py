@@ -364,7 +364,7 @@ class CompletionService:
         self._set_engine_state(True, f"engine at {engine.base_url} is answering")
         texts = [cutter.text]
         if sampled is not None:
-            texts += await sampled.texts()  # cancelling here cancels (and closes) them too
+            texts += await sampled.texts(options.alternatives_wait_ms / 1000)
             timeline.alternative_tokens = sampled.tokens
         fitted = [fit_to_file(t, prompt_request, context, mode, options.filters) for t in texts]
         shown = alternatives.placed(

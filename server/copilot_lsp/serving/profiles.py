@@ -14,8 +14,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from copilot_lsp import paths
 from copilot_lsp.errors import ConfigError
+from copilot_lsp.serving.host import this_machine_embedded_dtype
 
 EMBEDDED_PREFIX = "embedded:"
+EMBEDDED_DTYPES = ("auto", "bfloat16", "float32")
+"""`embedded:<dtype>` sources: `auto` is the one this machine computes fastest in
+(serving/host.py), resolved when the profile is loaded."""
 PORTS = range(1, 65536)
 """TCP ports an engine may listen on (0 would mean "any free port" to the OS, which vLLM
 does not report back)."""
@@ -45,7 +49,8 @@ class _Strict(BaseModel):
 
 class ModelSpec(_Strict):
     source: str
-    """`embedded:<dtype>` for the model `engine prepare` writes, else a folder or model id."""
+    """`embedded:<dtype>` (`auto`, `bfloat16`, `float32`) for the model `engine prepare`
+    writes, else a folder or model id."""
     served_name: str
     """The name clients put in the `model` field."""
     dtype: Literal["auto", "bfloat16", "float16", "float32"] = "auto"
@@ -139,6 +144,24 @@ class Profile(_Strict):
     server: ServerSpec = Field(default_factory=ServerSpec)
     speculative: SpeculativeSpec | None = None
     env: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _embedded_precision(self) -> Profile:
+        dtype = self.embedded_dtype
+        if dtype is None:
+            return self
+        if dtype not in EMBEDDED_DTYPES:
+            raise ValueError(
+                f"model.source: the embedded model comes in {', '.join(EMBEDDED_DTYPES)}, "
+                f"not {dtype!r}"
+            )
+        if dtype == "auto":
+            # bfloat16 is slow only on CPUs without bfloat16 instructions.
+            chosen = this_machine_embedded_dtype() if self.server.build == "cpu" else "bfloat16"
+            self.model = self.model.model_copy(
+                update={"source": f"{EMBEDDED_PREFIX}{chosen}", "dtype": chosen}
+            )
+        return self
 
     @property
     def embedded_dtype(self) -> str | None:
