@@ -118,7 +118,7 @@ bench-engine: setup ## EAGLE vs Medusa vs n-gram vs plain, 3 repeats: report + p
 bench-engine-quick: setup ## the same in under 5 minutes (smoke run), into .bench/engine-quick
 	$(BIN)/copilot-lsp bench engine --quick --out .bench/engine-quick
 
-bench-replay: setup ## editing sessions typed into the server: plain, n-gram, suffix, EAGLE, EAGLE-3 (~35 min) into docs/benchmarks/replay
+bench-replay: setup ## editing sessions typed into the server: plain, n-gram, suffix, EAGLE, EAGLE-3, Medusa (~40 min) into docs/benchmarks/replay
 	$(BIN)/copilot-lsp bench replay --sessions 2 --repeats 2 --out docs/benchmarks/replay
 
 engine-up: setup ## start the embedded engine (PROFILE=local-cpu)

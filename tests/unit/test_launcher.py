@@ -169,3 +169,60 @@ def test_another_profiles_engine_must_be_stopped_first(
     with pytest.raises(LauncherError, match=r"already runs .* engine down"):
         launcher.engine_up(other, port=free_port())
     assert read_state() == running
+
+
+def test_an_engine_interrupted_while_starting_is_stopped(
+    state_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C (or SIGTERM, which the CLI turns into an exit through `finally`) while the engine
+    starts: it runs in its own session, so `engine up` must stop it before giving up."""
+    profile = stand_in(monkeypatch, tmp_path, SILENT)
+    started: list[subprocess.Popen[bytes]] = []
+    popen = subprocess.Popen
+
+    def recording(*args: object, **kwargs: object) -> subprocess.Popen[bytes]:
+        process = popen(*args, **kwargs)  # type: ignore[call-overload]
+        started.append(process)
+        return process  # type: ignore[no-any-return]
+
+    def interrupt_when_waiting(message: str) -> None:
+        if message.startswith("waiting for the engine"):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(launcher.subprocess, "Popen", recording)
+    with pytest.raises(KeyboardInterrupt):
+        launcher.engine_up(profile, port=free_port(), log=interrupt_when_waiting)
+    assert len(started) == 1
+    assert started[0].wait(timeout=30) is not None
+    assert read_state() is None
+
+
+SIGTERM_DURING_A_COMMAND = """
+import importlib, sys, time
+from pathlib import Path
+cli = importlib.import_module("copilot_lsp.cli.main")
+
+def run(args):
+    try:
+        print("running", flush=True)
+        time.sleep(60)
+    finally:
+        Path(sys.argv[1]).write_text("cleaned up")
+    return 0
+
+cli.COMMANDS["stats"].run = run
+sys.exit(cli.main(["stats"]))
+"""
+
+
+def test_sigterm_ends_a_command_through_its_finally_blocks(tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    process = subprocess.Popen(
+        [sys.executable, "-c", SIGTERM_DURING_A_COMMAND, str(marker)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None and process.stdout.readline() == "running\n"
+    process.terminate()
+    assert process.wait(timeout=30) == 128 + 15
+    assert marker.read_text() == "cleaned up"

@@ -14,7 +14,9 @@ their own (see their `--help`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import signal
 import sys
 from pathlib import Path
 from typing import Any, Protocol
@@ -100,6 +102,17 @@ def main(argv: list[str] | None = None) -> int:
     args.verbose += getattr(args, "verbose_after", 0)
     args.log_file = getattr(args, "log_file_after", None) or args.log_file
     configure_logging(args.verbose, args.log_file)
+    if args.command is None:
+        return _run(parser, args)
+    previous = _exit_cleanly_on_sigterm()
+    try:
+        return _run(parser, args)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         if args.command is None:
             if not args.stdio and _stdin_is_terminal():
@@ -129,6 +142,19 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+def _exit_cleanly_on_sigterm() -> Any:
+    """SIGTERM ends a command the way Ctrl-C does, through its `finally` blocks: the engines a
+    benchmark starts run in their own sessions and would otherwise outlive it. Returns the
+    handler it replaced (None when signals cannot be set here: not the main thread)."""
+
+    def terminate(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    with contextlib.suppress(ValueError):
+        return signal.signal(signal.SIGTERM, terminate)
+    return None
 
 
 def _stdin_is_terminal() -> bool:

@@ -126,7 +126,15 @@ def engine_up(
         started_at=time.time(),
     )
     write_state(state)
-    if wait_until_healthy(process, root, log_path, profile.server.startup_timeout_s, log):
+    try:
+        healthy = wait_until_healthy(process, root, log_path, profile.server.startup_timeout_s, log)
+    except BaseException:
+        # Ctrl-C or SIGTERM while it starts: the engine runs in its own session and would
+        # outlive this process, holding the port and the memory.
+        _stop_group(process.pid)
+        clear_state()
+        raise
+    if healthy:
         return state
     _stop_group(process.pid)
     clear_state()
