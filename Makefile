@@ -7,7 +7,9 @@ STAMP := $(VENV)/.setup-stamp
 SAMPLE ?= examples/sample.py
 SAMPLE_LINE ?= 23
 SAMPLE_COL ?= 5
-PROFILE ?= local-cpu
+# Empty: the embedded default (local-cpu-suffix; local-cpu where suffix decoding is not built).
+PROFILE ?=
+PROFILE_ARG = $(if $(PROFILE),--profile $(PROFILE))
 # Suffix decoding (the *-suffix profiles): Arctic Inference's C++ extension, built from the
 # registry's sdist (it has no wheel) with these build tools in the venv.
 SUFFIX_BUILD_TOOLS := nanobind==2.9.2 cmake ninja
@@ -45,7 +47,7 @@ $(STAMP): pyproject.toml Makefile
 
 demo: setup ## start the embedded engine and complete in the sample file through the LSP
 	$(BIN)/copilot-lsp engine prepare
-	$(BIN)/copilot-lsp engine up --profile $(PROFILE)
+	$(BIN)/copilot-lsp engine up $(PROFILE_ARG)
 	$(BIN)/copilot-lsp complete $(SAMPLE) --line $(SAMPLE_LINE) --col $(SAMPLE_COL)
 	@echo "The engine keeps running for your editor; 'make engine-down' stops it."
 
@@ -97,14 +99,14 @@ bench-context: setup ## parse and context-build latency on large stdlib files
 	$(BIN)/copilot-lsp bench context --out docs/benchmarks/context.json
 
 bench-quality: setup ## SAFIM Python subsets through the server, with and without filters (own engine, port 8411)
-	COPILOT_LSP_STATE_DIR=$(CURDIR)/.bench-state $(BIN)/copilot-lsp engine up --profile $(PROFILE) --port 8411
+	COPILOT_LSP_STATE_DIR=$(CURDIR)/.bench-state $(BIN)/copilot-lsp engine up $(PROFILE_ARG) --port 8411
 	COPILOT_LSP_STATE_DIR=$(CURDIR)/.bench-state $(BIN)/copilot-lsp bench quality --limit 20 \
 		--engine-url http://127.0.0.1:8411/v1 --out docs/benchmarks/quality-safim-python.json; \
 	status=$$?; COPILOT_LSP_STATE_DIR=$(CURDIR)/.bench-state $(BIN)/copilot-lsp engine down; exit $$status
 
 bench-latency: setup ## 20 completions of the sample file through the LSP (after make engine-up)
 	$(BIN)/copilot-lsp bench latency $(SAMPLE) --line $(SAMPLE_LINE) --col $(SAMPLE_COL) -n 20 \
-		--out docs/benchmarks/latency-$(PROFILE).json
+		--out docs/benchmarks/latency-$(or $(PROFILE),default).json
 
 bench-overhead: setup ## the server's own cost per completion (scripted engine, 5,000-line file, an edit before each)
 	$(BIN)/copilot-lsp bench overhead --out docs/benchmarks/overhead.json
@@ -121,8 +123,8 @@ bench-engine-quick: setup ## the same in under 5 minutes (smoke run), into .benc
 bench-replay: setup ## editing sessions typed into the server: plain, n-gram, suffix, EAGLE, EAGLE-3, Medusa (~40 min) into docs/benchmarks/replay
 	$(BIN)/copilot-lsp bench replay --sessions 2 --repeats 2 --out docs/benchmarks/replay
 
-engine-up: setup ## start the embedded engine (PROFILE=local-cpu)
-	$(BIN)/copilot-lsp engine up --profile $(PROFILE)
+engine-up: setup ## start the embedded engine (PROFILE=name, default local-cpu-suffix)
+	$(BIN)/copilot-lsp engine up $(PROFILE_ARG)
 
 engine-down: ## stop the embedded engine
 	@if [ -x $(BIN)/copilot-lsp ]; then $(BIN)/copilot-lsp engine down; fi

@@ -116,3 +116,35 @@ def test_makefile_builds_arctic_inference_without_failing_setup() -> None:
     assert "SUFFIX_BUILD_TOOLS := nanobind==2.9.2 cmake ninja" in makefile
     assert "--no-deps --no-build-isolation $(ARCTIC_INFERENCE)" in makefile
     assert '|| echo "arctic-inference was not built' in makefile
+
+
+def test_the_default_engine_is_suffix_decoding_and_eagle_without_its_extension(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from copilot_lsp.cli import engine
+
+    monkeypatch.setattr(suffix, "suffix_decoding_installed", lambda: True)
+    assert engine.default_profile() == "local-cpu-suffix"
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(suffix, "suffix_decoding_installed", lambda: False)
+    assert engine.default_profile() == "local-cpu"
+    message = capsys.readouterr().err
+    assert "suffix decoding is not installed" in message and "starting local-cpu (EAGLE)" in message
+    # Both are real profiles of the embedded model.
+    assert load_profile(engine.DEFAULT_PROFILE).speculative is not None
+    fallback = load_profile(engine.FALLBACK_PROFILE).speculative
+    assert fallback is not None and fallback.method == "eagle"
+
+
+def test_suffix_decoding_installed_follows_the_import(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.import_module
+
+    def missing(name: str, *args: Any) -> Any:
+        if name.startswith("arctic_inference"):
+            raise ModuleNotFoundError(f"No module named {name!r}")
+        return real(name, *args)
+
+    monkeypatch.setattr(suffix.importlib, "import_module", lambda name, *a: None)
+    assert suffix.suffix_decoding_installed()
+    monkeypatch.setattr(suffix.importlib, "import_module", missing)
+    assert not suffix.suffix_decoding_installed()

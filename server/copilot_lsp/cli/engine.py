@@ -10,7 +10,11 @@ from typing import Any
 from copilot_lsp.cli.output import HelpFormatter, say
 from copilot_lsp.serving.profiles import port_number
 
-DEFAULT_PROFILE = "local-cpu"
+DEFAULT_PROFILE = "local-cpu-suffix"
+"""The embedded default: suffix decoding won both the replayed editing sessions and the
+single-stream decoding benchmark on the 2-core development machine (docs/benchmarks/replay/)."""
+FALLBACK_PROFILE = "local-cpu"
+"""The default where suffix decoding's extension is not built: EAGLE with the shipped head."""
 
 
 def add_parser(commands: Any) -> None:
@@ -32,7 +36,11 @@ def add_parser(commands: Any) -> None:
     up = actions.add_parser(
         "up", help="start the engine and wait until it is healthy", formatter_class=HelpFormatter
     )
-    up.add_argument("--profile", default=DEFAULT_PROFILE, help="name in configs/profiles or a path")
+    up.add_argument(
+        "--profile",
+        help=f"name in configs/profiles or a path (default: {DEFAULT_PROFILE}; "
+        f"{FALLBACK_PROFILE} where suffix decoding is not installed)",
+    )
     up.add_argument("--port", type=port_number, help="override the profile's port (1-65535)")
     up.add_argument(
         "--allow-draft-mismatch",
@@ -66,7 +74,7 @@ def add_parser(commands: Any) -> None:
         help="print the vLLM command of a profile (`vllm serve …` for a GPU box)",
         formatter_class=HelpFormatter,
     )
-    command.add_argument("--profile", default=DEFAULT_PROFILE)
+    command.add_argument("--profile", help=f"default: {DEFAULT_PROFILE}")
     actions.add_parser(
         "profiles", help="list the profiles in configs/profiles", formatter_class=HelpFormatter
     )
@@ -84,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         print(prepare_embedded_model(dtype, force=args.force, log=say))
     elif args.action == "up":
         state = launcher.engine_up(
-            load_profile(args.profile),
+            load_profile(args.profile or default_profile()),
             port=args.port,
             log=say,
             allow_draft_mismatch=args.allow_draft_mismatch,
@@ -107,7 +115,21 @@ def run(args: argparse.Namespace) -> int:
     elif args.action == "command":
         from copilot_lsp.serving.vllm_command import command_line
 
-        print(command_line(load_profile(args.profile)))
+        print(command_line(load_profile(args.profile or DEFAULT_PROFILE)))
     elif args.action == "profiles":
         print("\n".join(available_profiles()))
     return 0
+
+
+def default_profile() -> str:
+    """DEFAULT_PROFILE, or FALLBACK_PROFILE (saying why) where suffix decoding is missing."""
+    from copilot_lsp.serving.suffix import suffix_decoding_installed
+
+    if suffix_decoding_installed():
+        return DEFAULT_PROFILE
+    say(
+        f"suffix decoding is not installed here (`make setup` builds it; "
+        f"`copilot-lsp engine up --profile {DEFAULT_PROFILE}` says how): "
+        f"starting {FALLBACK_PROFILE} (EAGLE) instead"
+    )
+    return FALLBACK_PROFILE

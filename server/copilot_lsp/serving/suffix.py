@@ -24,6 +24,14 @@ HOW_TO_GET_IT = (
 )
 
 
+def suffix_decoding_installed() -> bool:
+    try:
+        importlib.import_module(MODULE)
+    except ImportError:
+        return False
+    return True
+
+
 def require_suffix_decoding() -> None:
     """Raise LauncherError with the build commands when the extension cannot be imported."""
     try:

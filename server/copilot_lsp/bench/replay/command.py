@@ -12,7 +12,10 @@ from typing import Any
 from copilot_lsp.errors import ConfigError, CopilotLspError
 from copilot_lsp.serving.profiles import profile_label, profile_labels
 
-DEFAULT_PROFILES = "local-cpu-baseline,local-cpu-ngram,local-cpu-suffix,local-cpu,local-cpu-eagle3,local-cpu-medusa"
+DEFAULT_PROFILES = (
+    "local-cpu-baseline,local-cpu-ngram,local-cpu-suffix,"
+    "local-cpu,local-cpu-eagle3,local-cpu-medusa"
+)
 DATA = "results.json"
 SUMMARY = "summary.json"
 REPORT = "report.md"
