@@ -122,7 +122,9 @@ class CompletionSettings(_Section):
     """Suggestions an explicit request (invoke, or cycling in the editor) may return: the greedy
     one first, then up to this many minus one sampled beside it in one more engine request
     (`n`), each cut and fitted like the first, duplicates and empty ones dropped. Automatic
-    requests always get one. 1: no alternatives."""
+    requests always get one. 1: no alternatives. None from an engine `engine up` started on
+    vLLM's CPU build with speculative decoding (the embedded default): it samples word salad
+    there; greedy suggestions are exact."""
     alternatives_temperature: float = Field(default=0.4, gt=0.0, le=2.0)
     """Sampling temperature of the alternatives (the first suggestion stays at `temperature`)."""
     alternatives_wait_ms: int = Field(default=1000, ge=0, le=60_000)

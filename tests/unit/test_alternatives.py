@@ -294,3 +294,17 @@ def test_accepting_the_first_suggestion_is_not_an_alternative(tmp_path: Path) ->
     assert recorder.feedback(timeline.id, "accepted", None)
     counts = outcome_counts(recorder.rolling.snapshot()["recent"])
     assert counts["accepted"] == 1 and "accepted_alternative" not in counts
+
+
+async def test_an_engine_that_samples_wrongly_gets_greedy_requests_only() -> None:
+    """vLLM's CPU build with speculative decoding samples word salad (engine/state.py): an
+    explicit request then gets the greedy suggestion alone, and no sampled request is sent."""
+    engine = ScriptedEngine(GREEDY)
+    engine.choices = [["\n    return 0\n"], ["\n    return 1\n"]]
+    engine.samples_exactly = False  # type: ignore[attr-defined]
+    service, timelines = service_for(engine)
+    suggestion = await service.complete("file:///a.py", "python", TEXT, CURSOR, automatic=False)
+    assert suggestion is not None and suggestion.text == "return n + 1"
+    assert suggestion.alternatives == ()
+    assert engine.sampled_requests == []
+    assert timelines[0].to_json().get("alternatives") is None

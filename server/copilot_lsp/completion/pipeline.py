@@ -310,7 +310,15 @@ class CompletionService:
         sampled: alternatives.SampledChoices | None = None
         async with self.slots.slot(options.max_inflight):
             timeline.mark("request_sent")
-            if count := alternatives.wanted(options, automatic=automatic):
+            count = alternatives.wanted(options, automatic=automatic)
+            if count and not getattr(engine, "samples_exactly", True):
+                logger.info(
+                    "no alternatives from %s: its speculative decoding samples wrongly "
+                    "(vLLM's CPU build); greedy suggestions only",
+                    engine.base_url,
+                )
+                count = 0
+            if count:
                 sampled = alternatives.SampledChoices(
                     engine,
                     dataclasses.replace(

@@ -20,6 +20,7 @@ class EngineUrl:
         self._state_file = state_file
         self._seen: tuple[Path, int, int, int] | None = None
         self._embedded: str | None = None
+        self._samples_exactly = True
 
     def resolve(self, configured: str | None) -> str:
         if configured:
@@ -38,4 +39,12 @@ class EngineUrl:
         if seen != self._seen:
             state = read_state(path)
             self._seen, self._embedded = seen, state.url if state is not None else None
+            self._samples_exactly = state.samples_exactly if state is not None else True
         return self._embedded
+
+    def samples_exactly(self, configured: str | None) -> bool:
+        """False when the URL in use is the embedded engine's and `engine up` recorded that it
+        samples wrongly (engine/state.py); engines it did not start are taken at their word."""
+        if self.resolve(configured) != self.embedded():
+            return True
+        return self._samples_exactly

@@ -43,6 +43,11 @@ class EngineProvider:
         return self._url.resolve(self._options.url)
 
     @property
+    def samples_exactly(self) -> bool:
+        """Whether sampled requests (alternatives) get correct outputs from this engine."""
+        return self._url.samples_exactly(self._options.url)
+
+    @property
     def built(self) -> Router | None:
         """The router in use, or None before the first request."""
         return self._router

@@ -19,6 +19,10 @@ class EngineState:
     model: str
     log_path: str
     started_at: float
+    samples_exactly: bool = True
+    """False when the engine's sampled (temperature > 0) outputs are known to be wrong: vLLM's
+    CPU build with speculative decoding (its rejection sampler's CPU kernels; greedy outputs
+    are exact). The server then asks it for greedy suggestions only."""
 
 
 def state_path() -> Path:
