@@ -142,8 +142,10 @@ class PromptSettings(_Section):
     confirmed with its tokenizer; `prefix-only` for a model no family fits."""
     stop: list[str] = Field(default_factory=list)
     """Stop sequences sent to the engine on top of the family's own."""
-    max_tokens: int = Field(default=1024, ge=64, le=32_768)
-    """Token budget of the whole prompt: prefix window, suffix window and snippets."""
+    max_tokens: int | None = Field(default=None, ge=64, le=32_768)
+    """Token budget of the whole prompt: prefix window, suffix window and snippets. Unset: the
+    prompt family's (`prompt_tokens` in configs/models: 512 for the embedded `smollm2`, whose
+    2-core CPU engine prefills ~500 tokens/s), else 1024."""
     tokenizer: Path | None = None
     """A `tokenizer.json` for exact token counts. Unset: the served model's own when the
     engine reads it from this machine (the embedded engine), else the engine's `/tokenize`,

@@ -68,3 +68,35 @@ def test_line_counts_are_memoised() -> None:
     counter.count_line("d")
     counter.count_line("e")
     assert len(counter._cache) == 2
+
+
+def test_the_prompt_budget_is_the_setting_else_the_familys_else_1024() -> None:
+    smollm2, qwen = load_template("smollm2"), load_template("qwen2.5-coder")
+    # The embedded model on a 2-core CPU: half the budget (docs/benchmarks/replay/README.md).
+    assert smollm2.budget(None) == 512
+    assert qwen.budget(None) == 1024
+    assert smollm2.budget(2048) == 2048 and qwen.budget(700) == 700
+
+
+async def test_the_pipeline_builds_the_embedded_models_prompt_within_its_budget() -> None:
+    from copilot_lsp.completion.pipeline import CompletionService
+    from copilot_lsp.settings import Settings
+    from tests.fakes.scripted import ScriptedEngine
+
+    engine = ScriptedEngine(["\n"])
+    text = "".join(f"value_{i} = compute_something({i}, 'a string of words')\n" for i in range(400))
+    sizes = {}
+    for configured in (None, 2048):
+        settings = Settings.model_validate(
+            {
+                "prompt": {"family": "smollm2", "max_tokens": configured},
+                "completion": {"prefix_lines": 2000},  # the budget, not the window, binds
+            }
+        )
+        service = CompletionService(engine, lambda settings=settings: settings)
+        await service.complete("file:///a.py", "python", text, len(text), automatic=False)
+        sizes[configured] = TokenCounter(None).count(engine.requests[-1].prompt)
+    # The window gets what the budget leaves after its reserves (completion/assembly.py), so
+    # 512 gives far less than a quarter of what 2048 does.
+    assert sizes[None] <= 512 and sizes[2048] <= 2048
+    assert 5 * sizes[None] < sizes[2048], sizes

@@ -82,7 +82,7 @@ def run_context_bench(files: list[Path], samples: int = 200, seed: int = 7) -> d
     # The embedded model's format and tokenizer: what `make demo` completes with.
     template, counter = load_template("smollm2"), TokenCounter(embedded_tokenizer())
     limits = Limits(
-        max_tokens=settings.prompt.max_tokens,
+        max_tokens=template.budget(settings.prompt.max_tokens),
         prefix_lines=settings.completion.prefix_lines,
         suffix_lines=settings.completion.suffix_lines,
         snippets=True,

@@ -37,6 +37,7 @@ from copilot_lsp.completion.pacing import EnginePace
 from copilot_lsp.completion.postprocess import fit_to_file, replaced_closers
 from copilot_lsp.completion.prompt_format import PromptFormats
 from copilot_lsp.completion.request import DefinitionSource, InlineRequest, inline_request
+from copilot_lsp.completion.templates import PromptTemplate
 from copilot_lsp.completion.typethrough import Shown, TypeThroughCache
 from copilot_lsp.completion.window import CursorContext
 from copilot_lsp.engine.types import CompletionEngine, CompletionRequest
@@ -283,7 +284,7 @@ class CompletionService:
                 window_lines(prompt_request, settings.completion),
                 settings.prompt.tokenize_deadline_ms / 1000.0,
             )
-        built = build_prompt(prompt_request, template, counter, _limits(settings))
+        built = build_prompt(prompt_request, template, counter, _limits(settings, template))
         context = built.context
         request = CompletionRequest(
             prompt=built.prompt,
@@ -414,9 +415,9 @@ def window_lines(request: PromptRequest, options: CompletionSettings) -> list[st
     return [line_content(request.text, request.starts, i) for i in range(first, last + 1)]
 
 
-def _limits(settings: Settings) -> Limits:
+def _limits(settings: Settings, template: PromptTemplate) -> Limits:
     return Limits(
-        max_tokens=settings.prompt.max_tokens,
+        max_tokens=template.budget(settings.prompt.max_tokens),
         prefix_lines=settings.completion.prefix_lines,
         suffix_lines=settings.completion.suffix_lines,
         snippets=settings.prompt.snippets,

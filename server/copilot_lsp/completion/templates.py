@@ -11,7 +11,7 @@ import re
 import tomllib
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from copilot_lsp import paths
 from copilot_lsp.errors import ConfigError
@@ -30,6 +30,10 @@ COMMENT = {
 
 def comment_leader(language_id: str) -> str:
     return COMMENT.get(language_id, "//")
+
+
+DEFAULT_PROMPT_TOKENS = 1024
+"""The prompt budget when neither `prompt.maxTokens` nor the family sets one."""
 
 
 class Snippet(BaseModel):
@@ -59,6 +63,12 @@ class PromptTemplate(BaseModel):
     """Special tokens the format needs; a model whose tokenizer splits them lacks them."""
     repo_variant: str | None = None
     """The family to use instead when the prompt carries code from other files."""
+    prompt_tokens: int | None = Field(default=None, ge=64)
+    """The prompt's token budget when `prompt.maxTokens` is unset (default: 1024)."""
+
+    def budget(self, configured: int | None) -> int:
+        """The prompt's token budget: the setting, else this family's, else 1024."""
+        return configured or self.prompt_tokens or DEFAULT_PROMPT_TOKENS
 
     @property
     def uses_suffix(self) -> bool:
