@@ -83,6 +83,20 @@ def stand_in(
     )
 
 
+def record_processes(monkeypatch: pytest.MonkeyPatch) -> list[subprocess.Popen[bytes]]:
+    """The engine processes `engine up` starts from now on, in a list filled as it starts them."""
+    started: list[subprocess.Popen[bytes]] = []
+    popen = subprocess.Popen
+
+    def recording(*args: object, **kwargs: object) -> subprocess.Popen[bytes]:
+        process = popen(*args, **kwargs)  # type: ignore[call-overload]
+        started.append(process)
+        return process  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(launcher.subprocess, "Popen", recording)
+    return started
+
+
 def test_engine_down_stops_the_engine_and_its_workers(
     state_dir: Path,
     tmp_path: Path,
@@ -124,15 +138,7 @@ def test_an_engine_that_never_becomes_healthy_is_stopped(
     state_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     profile = stand_in(monkeypatch, tmp_path, SILENT, startup_timeout_s=1)
-    started: list[subprocess.Popen[bytes]] = []
-    popen = subprocess.Popen
-
-    def recording(*args: object, **kwargs: object) -> subprocess.Popen[bytes]:
-        process = popen(*args, **kwargs)  # type: ignore[call-overload]
-        started.append(process)
-        return process  # type: ignore[no-any-return]
-
-    monkeypatch.setattr(launcher.subprocess, "Popen", recording)
+    started = record_processes(monkeypatch)
     with pytest.raises(LauncherError, match=r"did not become healthy within 1 s"):
         launcher.engine_up(profile, port=free_port())
     assert len(started) == 1
@@ -177,19 +183,12 @@ def test_an_engine_interrupted_while_starting_is_stopped(
     """Ctrl-C (or SIGTERM, which the CLI turns into an exit through `finally`) while the engine
     starts: it runs in its own session, so `engine up` must stop it before giving up."""
     profile = stand_in(monkeypatch, tmp_path, SILENT)
-    started: list[subprocess.Popen[bytes]] = []
-    popen = subprocess.Popen
-
-    def recording(*args: object, **kwargs: object) -> subprocess.Popen[bytes]:
-        process = popen(*args, **kwargs)  # type: ignore[call-overload]
-        started.append(process)
-        return process  # type: ignore[no-any-return]
+    started = record_processes(monkeypatch)
 
     def interrupt_when_waiting(message: str) -> None:
         if message.startswith("waiting for the engine"):
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(launcher.subprocess, "Popen", recording)
     with pytest.raises(KeyboardInterrupt):
         launcher.engine_up(profile, port=free_port(), log=interrupt_when_waiting)
     assert len(started) == 1
