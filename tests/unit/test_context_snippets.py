@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import random
+import sysconfig
 import time
+from pathlib import Path
 
-from copilot_lsp.context import snippets
+import pytest
+from tree_sitter import Node
+
+from copilot_lsp.context import definition_cache, snippets
+from copilot_lsp.context.definition_cache import DefinitionCache, definitions_incremental
 from copilot_lsp.context.syntax import SyntaxTree
 
 FAR = time.perf_counter() + 3600
@@ -104,42 +111,87 @@ def test_lookup_takes_the_first_index_holding_a_name() -> None:
     assert [(path, d.header) for path, d in found] == [("a.py", "def helper(a):")]
 
 
-def test_incremental_definitions_match_a_fresh_search_after_every_edit() -> None:
+@pytest.mark.parametrize("with_log", [False, True], ids=["searching every subtree", "around edits"])
+def test_incremental_definitions_match_a_fresh_search_after_every_edit(
+    with_log: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A real, large file (argparse has classes far over CHUNK_BYTES) edited the way users
     # edit: characters typed into names, lines inserted and deleted, a new function added,
-    # brackets left open for a while. After each edit the incremental index must equal a
-    # search of a fresh parse, line numbers included.
-    import random
-    import sysconfig
-    from pathlib import Path
-
+    # brackets and strings left open for a while, several edits between two calls. After
+    # each call the incremental index must equal a search of a fresh parse, line numbers
+    # included.
     text = (Path(sysconfig.get_paths()["stdlib"]) / "argparse.py").read_text(encoding="utf-8")
     syntax = SyntaxTree.for_language("python", text)
     assert syntax is not None
-    cache = snippets.DefinitionCache()
+    cache = DefinitionCache()
     rng = random.Random(3)
-    edits = ["x", "\n", "(", "", "\ndef added_here(a):\n    return a\n", "    ", "class"]
+    edits = ["x", "\n", "(", "", "\ndef added_here(a):\n    return a\n", "    ", "class", '"""']
     reused = 0
-    for _ in range(80):
-        start = rng.randrange(len(text))
-        end = start + rng.choice([0, 0, 1, 5, 200])
-        new = rng.choice(edits)
-        syntax.edit(text, start, min(end, len(text)), new)
-        text = text[:start] + new + text[min(end, len(text)) :]
+    complete_passes = 0
+    original = definition_cache._complete
+
+    def counting(search: definition_cache._Search, root: Node) -> None:
+        nonlocal complete_passes
+        complete_passes += 1
+        original(search, root)
+
+    monkeypatch.setattr(definition_cache, "_complete", counting)
+    for _ in range(120):
+        for _ in range(rng.choice([1, 1, 1, 2, 5])):
+            start = rng.randrange(len(text))
+            end = min(len(text), start + rng.choice([0, 0, 1, 5, 200]))
+            new = rng.choice(edits)
+            syntax.edit(text, start, end, new)
+            text = text[:start] + new + text[end:]
         chunks_before = dict(cache.chunks)
-        incremental = snippets.definitions_incremental(syntax.tree(text), "python", FAR, cache)
+        incremental = definitions_incremental(
+            syntax.tree(text), "python", FAR, cache, syntax.changes if with_log else None
+        )
         reused += sum(1 for key in cache.chunks if key in chunks_before)
         fresh = snippets.definitions(syntax.parse_other(text), "python", FAR)
-        assert incremental == fresh
+        assert dict(incremental) == fresh
     assert reused > 1000, "unchanged subtrees are reused, not searched again"
+    # Around edits, a complete pass is the exception (the tree changed shape: a string
+    # opened, a class split): most calls visit the edited subtrees only.
+    assert complete_passes < 10 if with_log else complete_passes == 120, complete_passes
+
+
+def test_a_keystroke_searches_the_subtree_it_is_in_only() -> None:
+    lines = [f"def function_{i}(a):\n    return a + {i}\n\n" for i in range(400)]
+    text = "".join(lines)
+    syntax = SyntaxTree.for_language("python", text)
+    assert syntax is not None
+    cache = DefinitionCache()
+    definitions_incremental(syntax.tree(text), "python", FAR, cache, syntax.changes)
+    at = text.index("return a + 200")
+    syntax.edit(text, at, at, "\n    ")
+    text = text[:at] + "\n    " + text[at:]
+    searched: list[int] = []
+    original = definition_cache._Search.top
+
+    def counting(self: definition_cache._Search, node: Node) -> definition_cache._Top:
+        searched.append(node.start_point[0])
+        return original(self, node)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(definition_cache._Search, "top", counting)
+        found = definitions_incremental(syntax.tree(text), "python", FAR, cache, syntax.changes)
+    assert searched == [600]  # function_200's row; the 399 others were not visited
+    assert found["function_201"][0].start_line == 604  # moved down by the new line
+    assert found["function_199"][0].start_line == 597
+    syntax.edit(text, 0, 0, "#\n")
+    text = "#\n" + text
+    definitions_incremental(syntax.tree(text), "python", FAR, cache, syntax.changes)
+    with pytest.raises(RuntimeError, match="out of date"):
+        found["function_1"]  # a view of the version before: its rows are wrong now
 
 
 def test_incremental_definitions_under_an_expired_deadline_keep_the_cache() -> None:
-    cache = snippets.DefinitionCache()
+    cache = DefinitionCache()
     parsed = tree("python", PY)
-    assert snippets.definitions_incremental(parsed, "python", time.perf_counter() - 1, cache) == {}
+    assert definitions_incremental(parsed, "python", time.perf_counter() - 1, cache) == {}
     assert not cache.chunks
-    assert set(snippets.definitions_incremental(parsed, "python", FAR, cache)) == {
+    assert set(definitions_incremental(parsed, "python", FAR, cache)) == {
         "Store",
         "add",
         "helper",

@@ -8,7 +8,7 @@ import pytest
 
 from copilot_lsp.context.documents import DocumentStore, Edit
 from copilot_lsp.context.languages import grammar, supported_languages
-from copilot_lsp.context.syntax import SyntaxTree, error_count
+from copilot_lsp.context.syntax import EditLog, Span, SyntaxTree, error_count
 from copilot_lsp.positions import position_at
 
 SOURCES = {
@@ -81,3 +81,47 @@ def test_lone_surrogates_do_not_crash_parsing() -> None:
     tree = SyntaxTree.for_language("python", "s = '\ud800'\n")
     assert tree is not None
     assert tree.tree("s = '\ud800'\n").root_node.type == "module"
+
+
+def test_the_edit_log_covers_every_edit_since_a_generation() -> None:
+    log = EditLog()
+    log.record(100, 100, 101)  # one byte typed at 100
+    mark = log.generation
+    log.record(50, 60, 50)  # ten bytes deleted before it
+    log.record(200, 200, 205)  # five typed after it
+    span = log.since(mark)
+    assert span == Span(50, 205, -5)  # [50, 210) of the text at `mark`
+    assert log.since(log.generation) == Span(0, 0, 0)
+    assert log.since(0) == Span(50, 205, -4)
+
+
+def test_an_edit_inside_the_span_does_not_widen_it() -> None:
+    log = EditLog()
+    log.record(10, 20, 30)
+    log.record(12, 14, 12)
+    assert log.since(0) == Span(10, 28, 8)
+
+
+def test_the_edit_log_forgets_what_it_cannot_cover() -> None:
+    log = EditLog()
+    log.record(0, 0, 1)
+    log.reset()  # the whole text replaced
+    assert log.since(0) is None
+    assert log.since(log.generation) == Span(0, 0, 0)
+    mark = log.generation
+    for _ in range(EditLog.KEEP + 1):
+        log.record(5, 5, 6)
+    assert log.since(mark) is None  # the first edit after it is no longer kept
+    assert log.since(mark + 1) == Span(5, 5 + EditLog.KEEP, EditLog.KEEP)
+    assert log.since(log.generation + 1) is None
+
+
+def test_a_reparse_logs_structure_changed_outside_the_edit() -> None:
+    text = "x = (1,\n2)\ny = 3\n"
+    syntax = SyntaxTree.for_language("python", text)
+    assert syntax is not None
+    mark = syntax.changes.generation
+    syntax.edit(text, 4, 4, "b")  # the tuple after it becomes a call's arguments
+    text = text[:4] + "b" + text[4:]
+    syntax.tree(text)
+    assert syntax.changes.since(mark) == Span(4, text.index("\ny"), 1)

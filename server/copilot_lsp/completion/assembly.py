@@ -43,7 +43,7 @@ class OtherDocument:
     """An open document that may hold definitions the cursor's code uses."""
 
     path: str
-    definitions: Callable[[], dict[str, list[snippets.Definition]]]
+    definitions: Callable[[], snippets.Definitions]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +65,7 @@ class PromptRequest:
     path: str
     tree: tree_sitter.Tree | None = None
     """The document's tree, when it matches `text`; None falls back to the plain window."""
-    own_definitions: Callable[[], dict[str, list[snippets.Definition]]] | None = None
+    own_definitions: Callable[[], snippets.Definitions] | None = None
     others: Sequence[OtherDocument] = ()
     recent: Sequence[RecentChunk] = ()
 
@@ -237,7 +237,7 @@ def _definitions(
 ) -> tuple[list[Snippet], int]:
     above = context.prefix[: len(context.prefix) - len(context.line_before_cursor)]
     names = snippets.names_near(above[-1500:])
-    indexes: list[tuple[str, dict[str, list[snippets.Definition]]]] = []
+    indexes: list[tuple[str, snippets.Definitions]] = []
     if request.own_definitions is not None and time.perf_counter() < deadline:
         # Only the names looked up are filtered (a 5,000-line file defines hundreds): the
         # definitions inside the window are in the prompt already.

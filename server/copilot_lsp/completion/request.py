@@ -19,7 +19,7 @@ from copilot_lsp.context import snippets
 from copilot_lsp.positions import line_starts as compute_line_starts
 from copilot_lsp.settings import CompletionSettings
 
-DefinitionSource = Callable[[], dict[str, list[snippets.Definition]]]
+DefinitionSource = Callable[[], snippets.Definitions]
 """A document's definitions by name, computed when first asked for."""
 
 

@@ -6,10 +6,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from copilot_lsp.context.definition_cache import DefinitionCache, definitions_incremental
 from copilot_lsp.context.documents import Document
-from copilot_lsp.context.snippets import Definition, DefinitionCache, definitions_incremental
-
-Definitions = dict[str, list[Definition]]
+from copilot_lsp.context.snippets import Definitions
 
 
 class DefinitionIndex:
@@ -31,7 +30,9 @@ class DefinitionIndex:
             deadline = time.perf_counter() + self._deadline_ms / 1000.0
             chunks = self._chunks.setdefault(document.uri, DefinitionCache())
             tree = document.syntax.tree(document.text)
-            found = definitions_incremental(tree, document.language_id, deadline, chunks)
+            found = definitions_incremental(
+                tree, document.language_id, deadline, chunks, document.syntax.changes
+            )
             self._cache[document.uri] = (version, found)
             return found
 

@@ -11,7 +11,7 @@ import functools
 import logging
 import re
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 import tree_sitter
@@ -30,6 +30,10 @@ class Definition:
     header: str
     """The definition's first lines: its signature (and docstring, when short)."""
     start_line: int
+
+
+Definitions = Mapping[str, list[Definition]]
+"""A document's definitions by name, each name's in file order."""
 
 
 def _text(node: tree_sitter.Node) -> str:
@@ -91,11 +95,11 @@ def enclosing_headers(
 def prepare(language_id: str) -> None:
     """Compile the language's queries now (when a document opens) rather than inside the
     first completion's snippet deadline, which a cold compile on a busy machine outlasts."""
-    _definition_query(language_id)
+    definition_query(language_id)
 
 
 @functools.cache
-def _definition_query(language_id: str) -> tree_sitter.Query | None:
+def definition_query(language_id: str) -> tree_sitter.Query | None:
     from copilot_lsp.context.languages import grammar
 
     kinds = DEFINITIONS.get(FAMILY.get(language_id, ""), {})
@@ -106,7 +110,7 @@ def _definition_query(language_id: str) -> tree_sitter.Query | None:
     return tree_sitter.Query(language, patterns)
 
 
-def _describe(
+def describe(
     definition: tree_sitter.Node, name: tree_sitter.Node, source: bytes
 ) -> tuple[str, str]:
     """(name, header) of a definition the query matched."""
@@ -118,7 +122,7 @@ def definitions(
     tree: tree_sitter.Tree, language_id: str, deadline: float
 ) -> dict[str, list[Definition]]:
     """Every named definition in a tree, by name (a tree-sitter query, run in C)."""
-    query = _definition_query(language_id)
+    query = definition_query(language_id)
     index: dict[str, list[Definition]] = {}
     if query is None or time.perf_counter() > deadline:
         return index
@@ -127,137 +131,8 @@ def definitions(
         if time.perf_counter() > deadline:
             break
         node = captures["definition"][0]
-        name, header = _describe(node, captures["name"][0], source)
+        name, header = describe(node, captures["name"][0], source)
         index.setdefault(name, []).append(Definition(name, header, node.start_point[0]))
-    return index
-
-
-# Subtrees at most this large are searched with the query in one go; larger changed ones
-# are opened up so that an edit inside a 3,000-line class re-searches one method, not the class.
-CHUNK_BYTES = 4096
-
-
-@dataclass(frozen=True, slots=True)
-class _Found:
-    name: str
-    header: str
-    row: int
-    """Relative to the first row of the subtree it was found in."""
-
-
-_Key = tuple[str, int, int]
-
-
-@dataclass(frozen=True, slots=True)
-class _Chunk:
-    found: list[_Found]
-    parts: tuple[_Key, ...]
-    """The keys of the children a large subtree was opened into: kept when it is kept."""
-
-
-class DefinitionCache:
-    """Definitions found per subtree, kept from one parse of a document to the next.
-
-    Subtrees are known by their type and text: an edit changes the text of the subtrees
-    on its path only, so every other one is found here, wherever it moved, and only the
-    edited path is searched again. (Tree-sitter's node ids do not survive a re-parse.)
-    """
-
-    __slots__ = ("chunks", "placed")
-
-    def __init__(self) -> None:
-        self.chunks: dict[_Key, _Chunk] = {}
-        self.placed: dict[tuple[_Key, int], list[Definition]] = {}
-        """The definitions of each top-level subtree at the row it starts on: a keystroke
-        moves no top-level subtree but the edited one, whose definitions alone are made
-        anew (a 5,000-line file has hundreds)."""
-
-
-class _DeadlinePassed(Exception):
-    pass
-
-
-def definitions_incremental(
-    tree: tree_sitter.Tree, language_id: str, deadline: float, cache: DefinitionCache
-) -> dict[str, list[Definition]]:
-    """`definitions(tree, ...)`, reusing what `cache` found in the previous parse.
-
-    A complete pass replaces the cache (what it no longer holds is dropped). One cut short
-    by the deadline returns nothing but adds what it found to the cache, so that the next
-    call goes on from there: under load, each call finishes a part of the work instead of
-    redoing the same part and giving up every time.
-    """
-    query = _definition_query(language_id)
-    index: dict[str, list[Definition]] = {}
-    if query is None or time.perf_counter() > deadline:
-        return index
-    kinds = DEFINITIONS.get(FAMILY.get(language_id, ""), {})
-    source = tree.root_node.text or b""
-    fresh: dict[_Key, _Chunk] = {}
-
-    def keep(key: _Key, chunk: _Chunk) -> None:
-        fresh[key] = chunk
-        for part in chunk.parts:
-            if part not in fresh:
-                keep(part, cache.chunks[part])
-
-    def named(definition: tree_sitter.Node, name: tree_sitter.Node, first_row: int) -> _Found:
-        return _Found(*_describe(definition, name, source), definition.start_point[0] - first_row)
-
-    def collect(node: tree_sitter.Node) -> tuple[_Key, _Chunk]:
-        size = node.end_byte - node.start_byte
-        key = (node.type, size, hash(source[node.start_byte : node.end_byte]))
-        chunk = cache.chunks.get(key) or fresh.get(key)
-        if chunk is not None:
-            keep(key, chunk)
-            return key, chunk
-        if time.perf_counter() > deadline:
-            raise _DeadlinePassed
-        first_row = node.start_point[0]
-        found: list[_Found] = []
-        parts: list[_Key] = []
-        if size <= CHUNK_BYTES or node.child_count == 0:
-            for _, captures in tree_sitter.QueryCursor(query).matches(node):
-                found.append(named(captures["definition"][0], captures["name"][0], first_row))
-        else:
-            field = kinds.get(node.type)
-            name = node.child_by_field_name(field) if field is not None else None
-            if name is not None:
-                found.append(named(node, name, first_row))
-            for child in node.children:
-                part, inner = collect(child)
-                parts.append(part)
-                shift = child.start_point[0] - first_row
-                found.extend(_Found(f.name, f.header, f.row + shift) for f in inner.found)
-        fresh[key] = chunk = _Chunk(found, tuple(parts))
-        return key, chunk
-
-    root = tree.root_node
-    placed: dict[tuple[_Key, int], list[Definition]] = {}
-    try:
-        if root.end_byte - root.start_byte <= CHUNK_BYTES or kinds.get(root.type) is not None:
-            _, everything = collect(root)
-            placed[(("", 0, 0), 0)] = [
-                Definition(f.name, f.header, root.start_point[0] + f.row) for f in everything.found
-            ]
-        else:
-            for child in root.children:
-                key, chunk = collect(child)
-                row = child.start_point[0]
-                at = cache.placed.get((key, row))
-                if at is None:
-                    at = [Definition(f.name, f.header, row + f.row) for f in chunk.found]
-                placed[(key, row)] = at
-    except _DeadlinePassed:
-        # Keys are content (and rows): anything found stays true for the next call.
-        cache.chunks.update(fresh)
-        cache.placed.update(placed)
-        return index
-    cache.chunks = fresh
-    cache.placed = placed
-    for definitions_at in placed.values():
-        for definition in definitions_at:
-            index.setdefault(definition.name, []).append(definition)
     return index
 
 
@@ -272,7 +147,7 @@ def names_near(text: str) -> list[str]:
 
 
 def lookup(
-    names: Iterable[str], indexes: Iterable[tuple[str, dict[str, list[Definition]]]]
+    names: Iterable[str], indexes: Iterable[tuple[str, Definitions]]
 ) -> Iterator[tuple[str, Definition]]:
     """(path, definition) for each name, first match per name."""
     indexes = list(indexes)

@@ -7,6 +7,10 @@ needed. Tree-sitter works on UTF-8 bytes and counts rows by \\n only.
 
 from __future__ import annotations
 
+import itertools
+from collections import deque
+from dataclasses import dataclass
+
 import tree_sitter
 
 from copilot_lsp.context.languages import grammar
@@ -29,6 +33,66 @@ def _point(text: str, offset: int) -> tuple[int, int]:
     return row, _byte_len(text[line_start:offset])
 
 
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Where a text differs from an earlier version of it: bytes [start, end) now, which were
+    [start, end - delta) then; everything else is the same, moved by `delta` after the span."""
+
+    start: int
+    end: int
+    delta: int
+
+
+class EditLog:
+    """The byte ranges a document's text and tree changed in, numbered by generation, so that
+    what is kept per subtree (definitions) is brought up to date around the edits only."""
+
+    KEEP = 512
+    """Changes remembered; a reader further behind starts over."""
+
+    def __init__(self) -> None:
+        self.generation = 0
+        self._changes: deque[tuple[int, int, int]] = deque(maxlen=self.KEEP)
+        self._oldest = 1
+        """The generation of `_changes[0]`."""
+
+    def record(self, start: int, old_end: int, new_end: int) -> None:
+        """Bytes [start, old_end) became [start, new_end)."""
+        self.generation += 1
+        if len(self._changes) == self.KEEP:
+            self._oldest += 1
+        self._changes.append((start, old_end, new_end))
+
+    def reset(self) -> None:
+        """The whole text was replaced: nothing before now can be brought up to date."""
+        self.generation += 1
+        self._changes.clear()
+        self._oldest = self.generation + 1
+
+    def since(self, generation: int) -> Span | None:
+        """One span covering every change after `generation` (None: not known any more).
+
+        No change at all is the empty span at 0."""
+        if generation < self._oldest - 1 or generation > self.generation:
+            return None
+        covering: tuple[int, int] | None = None
+        delta = 0
+        for lo, old_end, new_end in itertools.islice(
+            self._changes, generation - self._oldest + 1, None
+        ):
+            if covering is None:
+                covering = lo, new_end
+            else:
+                start, end = covering
+                # Where the covering span's end lands once this change is applied.
+                if end > lo:
+                    end = end + new_end - old_end if end >= old_end else new_end
+                covering = min(start, lo), max(end, new_end)
+            delta += new_end - old_end
+        start, end = covering or (0, 0)
+        return Span(start, end, delta)
+
+
 class SyntaxTree:
     """The parse tree of one document in one language."""
 
@@ -37,6 +101,8 @@ class SyntaxTree:
         self.language = language
         self._tree = self._parser.parse(encode(text))
         self._dirty = False
+        self.changes = EditLog()
+        """Every text edit, and every range whose structure a re-parse changed."""
 
     @classmethod
     def for_language(cls, language_id: str, text: str) -> SyntaxTree | None:
@@ -63,17 +129,24 @@ class SyntaxTree:
             old_end_point=old_end_point,
             new_end_point=new_end_point,
         )
+        self.changes.record(start_byte, old_end_byte, new_end_byte)
         self._dirty = True
 
     def replace_all(self, text: str) -> None:
         self._tree = self._parser.parse(encode(text))
         self._dirty = False
+        self.changes.reset()
 
     def tree(self, text: str) -> tree_sitter.Tree:
         """The tree for `text` (the document's current text), re-parsed if edits came in."""
         if self._dirty:
-            self._tree = self._parser.parse(encode(text), self._tree)
+            old = self._tree
+            self._tree = self._parser.parse(encode(text), old)
             self._dirty = False
+            # An edit can change the structure outside its own bytes (a quote opened turns
+            # the rest of the file into a string): those ranges count as changed too.
+            for changed in old.changed_ranges(self._tree):
+                self.changes.record(changed.start_byte, changed.end_byte, changed.end_byte)
         return self._tree
 
     def parse_other(self, text: str) -> tree_sitter.Tree:

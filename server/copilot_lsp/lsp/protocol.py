@@ -41,13 +41,14 @@ from pygls.exceptions import (
     JsonRpcInvalidParams,
     JsonRpcInvalidRequest,
 )
-from pygls.io_ import StdinAsyncReader, StdoutWriter
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
 from pygls.protocol.language_server import lsp_method
 
 from copilot_lsp.lsp.replies import BadReply, MsgId, PendingReplies
+from copilot_lsp.lsp.stdin import MessageReader, open_reader
 
 logger = logging.getLogger(__name__)
 
@@ -287,7 +288,7 @@ def _clamp_huge_numbers(params: Any) -> None:
 
 
 async def read_messages(
-    stop_event: threading.Event, reader: StdinAsyncReader, protocol: CopilotProtocol
+    stop_event: threading.Event, reader: MessageReader, protocol: CopilotProtocol
 ) -> None:
     """pygls' stdio loop with tolerant framing (see the module docstring)."""
     length: int | None = None
@@ -337,10 +338,16 @@ def serve_stdio(
     assert isinstance(protocol, CopilotProtocol)
     stop = threading.Event()
     server._stop_event = stop
-    protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
-    reader = StdinAsyncReader(stdin or sys.stdin.buffer, server.thread_pool)
+    sink = stdout or sys.stdout.buffer
+    protocol.set_writer(StdoutWriter(sink))
+    source = stdin or sys.stdin.buffer
+
+    async def serve() -> None:
+        reader = await open_reader(source, sink, server.thread_pool)
+        await read_messages(stop, reader, protocol)
+
     try:
-        asyncio.run(read_messages(stop, reader, protocol))
+        asyncio.run(serve())
     except BrokenPipeError:
         logger.error("the connection to the client is lost; shutting down")
     except (KeyboardInterrupt, SystemExit):
