@@ -108,7 +108,8 @@ class CompletionSettings(_Section):
     max_lines: int = Field(default=16, ge=1, le=200)
     """Most lines a multi-line completion may have."""
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
-    """Sampling temperature; 0 is greedy, which suits completion best."""
+    """Sampling temperature; 0 is greedy, which suits completion best. An engine whose
+    speculative decoding samples wrongly (vLLM's CPU build, as `engine up` records) is sent 0."""
     prefix_lines: int = Field(default=40, ge=1, le=2000)
     """Lines above the cursor put into the prompt."""
     suffix_lines: int = Field(default=10, ge=0, le=2000)

@@ -308,3 +308,20 @@ async def test_an_engine_that_samples_wrongly_gets_greedy_requests_only() -> Non
     assert suggestion.alternatives == ()
     assert engine.sampled_requests == []
     assert timelines[0].to_json().get("alternatives") is None
+
+
+async def test_a_temperature_is_not_sent_to_an_engine_that_samples_wrongly(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    settings = Settings.model_validate({"completion": {"temperature": 0.3}})
+    engine = ScriptedEngine(GREEDY)
+    service, _ = service_for(engine, settings)
+    await service.complete("file:///a.py", "python", TEXT, CURSOR, automatic=True)
+    assert engine.requests[-1].temperature == 0.3  # an engine that samples right gets it
+    engine.samples_exactly = False  # type: ignore[attr-defined]
+    for _ in range(2):
+        suggestion = await service.complete("file:///a.py", "python", TEXT, CURSOR, automatic=True)
+        assert suggestion is not None and suggestion.text == "return n + 1"
+        assert engine.requests[-1].temperature == 0.0
+    said = [r.message for r in caplog.records if "temperature" in r.message]
+    assert len(said) == 1 and "greedy" in said[0]  # said once, not per keystroke

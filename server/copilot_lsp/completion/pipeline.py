@@ -101,6 +101,26 @@ class CompletionService:
         """Engine requests open now, over all documents (`completion.max_inflight`)."""
         self.pace = EnginePace()
         """The engine's recent time to first token, which the debounce follows."""
+        self._greedy_only: set[str] = set()
+        """Engines told (in the log) that their completions stay greedy."""
+
+    def _temperature(self, wanted: float) -> float:
+        """`wanted`, or greedy for an engine whose speculative decoding samples wrongly:
+        vLLM's CPU build returns word salad at any temperature above 0 there (engine/state.py),
+        while its greedy output is exact."""
+        engine = self._engine
+        if wanted == 0 or getattr(engine, "samples_exactly", True):
+            return wanted
+        url = engine.base_url
+        if url not in self._greedy_only:
+            self._greedy_only.add(url)
+            logger.warning(
+                "completion.temperature %.2f ignored for %s: its speculative decoding samples "
+                "wrongly (vLLM's CPU build); completions there are greedy",
+                wanted,
+                url,
+            )
+        return 0.0
 
     @property
     def inflight(self) -> int:
@@ -294,7 +314,7 @@ class CompletionService:
             max_tokens=options.max_tokens
             if mode is Mode.MULTI_LINE or not context.line_before_cursor.strip()
             else options.single_line_max_tokens,
-            temperature=options.temperature,
+            temperature=self._temperature(options.temperature),
             stop=tuple(dict.fromkeys([*template.stop, *settings.prompt.stop])),
             extra=dict(options.extra_body),
         )
