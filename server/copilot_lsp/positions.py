@@ -51,8 +51,8 @@ def units_to_codepoints(line: str, units: int, encoding: Encoding) -> int:
     """
     if units <= 0:
         return 0
-    if encoding == "utf-32":
-        return min(units, len(line))
+    if encoding == "utf-32" or line.isascii():
+        return min(units, len(line))  # one unit per character (most code): no scan
     seen = 0
     for index, char in enumerate(line):
         width = char_width(char, encoding)

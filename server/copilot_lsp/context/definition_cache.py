@@ -48,9 +48,9 @@ class _Chunk:
     """The keys of the children a large subtree was opened into: kept when it is kept."""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class _Top:
-    """A top-level subtree: where it is now and what it defines."""
+    """A top-level subtree: where it is now and what it defines (equal only to itself)."""
 
     key: _Key
     start: int
@@ -62,13 +62,14 @@ class _Top:
 class DefinitionCache:
     """What one document's definitions were built from, kept between calls."""
 
-    __slots__ = ("by_name", "chunks", "generation", "tops", "updates")
+    __slots__ = ("by_name", "chunks", "generation", "tops", "unsorted", "updates")
 
     def __init__(self) -> None:
         self.chunks: dict[_Key, _Chunk] = {}
         self.tops: list[_Top] = []
         self.by_name: dict[str, list[tuple[_Top, int]]] = {}
-        """(subtree, index in its `found`) per name, in no particular order."""
+        """(subtree, index in its `found`) per name, in file order unless in `unsorted`."""
+        self.unsorted: set[str] = set()
         self.generation: int | None = None
         """The edit log's generation `tops` describe; None: no complete pass yet."""
         self.updates = 0
@@ -91,7 +92,11 @@ class FileDefinitions(Mapping[str, list[Definition]]):
         return self._cache.by_name
 
     def __getitem__(self, name: str) -> list[Definition]:
-        pairs = sorted(self._by_name()[name], key=lambda pair: (pair[0].start, pair[1]))
+        pairs = self._by_name()[name]
+        if name in self._cache.unsorted:
+            # In place: edits move subtrees but never reorder them, so it stays sorted.
+            pairs.sort(key=lambda pair: (pair[0].start, pair[1]))
+            self._cache.unsorted.discard(name)
         return [
             Definition(name, top.found[at].header, top.row + top.found[at].row) for top, at in pairs
         ]
@@ -216,6 +221,7 @@ def _index(cache: DefinitionCache, tops: list[_Top]) -> None:
     for top in tops:
         for at, found in enumerate(top.found):
             cache.by_name.setdefault(found.name, []).append((top, at))
+            cache.unsorted.add(found.name)
 
 
 def _whole(search: _Search, root: tree_sitter.Node) -> None:
@@ -233,6 +239,7 @@ def _replace(search: _Search, tops: list[_Top]) -> None:
     cache.chunks = search.fresh  # what the text no longer holds is dropped
     cache.tops = tops
     cache.by_name = {}
+    cache.unsorted = set()
     cache.updates = 0
     _index(cache, tops)
 
