@@ -77,7 +77,7 @@ async def open_reader(
     """The fastest reader `stdin` allows (call inside the running loop)."""
     if readable_on_loop(stdin, stdout):
         loop = asyncio.get_running_loop()
-        stream = asyncio.StreamReader(limit=LINE_LIMIT, loop=loop)
+        stream = asyncio.StreamReader(limit=LINE_LIMIT)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), stdin)
         return PipeReader(stream)
     return StdinAsyncReader(stdin, executor)
