@@ -170,7 +170,9 @@ async def test_a_stream_cut_in_the_middle_of_an_event_and_a_character(session: S
 async def test_a_very_slow_stream_completes_and_the_server_stays_responsive(
     session: Session,
 ) -> None:
-    await session.initialize({"engine": {"readTimeoutS": 5}})
+    # One suggestion: an invoked request also sends a sampled one for alternatives, which
+    # may still be open (or closing) when the stats are read.
+    await session.initialize({"engine": {"readTimeoutS": 5}, "completion": {"alternatives": 1}})
     release = asyncio.Event()
 
     async def slow(index: int) -> None:
