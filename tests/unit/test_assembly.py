@@ -188,3 +188,34 @@ def test_own_definitions_come_from_outside_the_window_only() -> None:
     )
     assert [s.text for s in built.snippets if s.kind == "definition"] == ["def far_helper(a):"]
     assert "def near_helper(b):\n    return b" in built.prompt  # in the window, as code
+
+
+def test_a_failing_snippet_source_costs_its_snippets_not_the_prompt(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    text = "def main():\n    result = helper(1, 2)\n    "
+    other_text = "def helper(a, b):\n    return a + b\n"
+    other_tree = SyntaxTree.for_language("python", other_text)
+    assert other_tree is not None
+    index = snippets.definitions(other_tree.tree(other_text), "python", 1e12)
+    others = [OtherDocument("util.py", lambda: index)]
+
+    def broken() -> snippets.Definitions:
+        raise RuntimeError("def secret_code(): ...")
+
+    kept = build_prompt(
+        request(text, len(text), others=others), load_template("smollm2"), TokenCounter(), limits()
+    )
+    assert "# def helper(a, b):" in kept.prompt
+    for _ in range(2):
+        built = build_prompt(
+            request(text, len(text), own_definitions=broken, others=others),
+            load_template("smollm2"),
+            TokenCounter(),
+            limits(),
+        )
+        assert built.prompt == kept.prompt.split("# def helper(a, b):\n\n", 1)[1]
+        assert built.held_back == kept.held_back
+    warned = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warned) == 1 and "definitions" in warned[0].getMessage()
+    assert "secret_code" not in caplog.text  # the exception's text may quote user code

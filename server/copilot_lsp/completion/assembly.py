@@ -16,10 +16,12 @@ the cursor's line (a name half typed there neither adds nor drops one).
 from __future__ import annotations
 
 import bisect
+import logging
 import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import tree_sitter
 
@@ -30,6 +32,8 @@ from copilot_lsp.completion.window import CursorContext
 from copilot_lsp.context import snippets
 from copilot_lsp.context.recent import similarity
 from copilot_lsp.positions import line_content
+
+logger = logging.getLogger(__name__)
 
 ANCHOR = 8
 CURSOR_LINE_RESERVE = 48
@@ -145,9 +149,21 @@ def build_prompt(
     chosen: list[Snippet] = []
     if limits.snippets and request.tree is not None:
         deadline = time.perf_counter() + limits.snippet_deadline_ms / 1000.0
-        skeleton, used = _skeleton(request, first, used, budget, counter, deadline)
-        chosen, used = _definitions(request, context, first, last, used, budget, counter, deadline)
-        recent, used = _recent(request, context, first, last, used, budget, counter, deadline)
+        skeleton, used = _guarded(
+            "enclosing headers",
+            lambda: _skeleton(request, first, used, budget, counter, deadline),
+            ("", used),
+        )
+        chosen, used = _guarded(
+            "definitions",
+            lambda: _definitions(request, context, first, last, used, budget, counter, deadline),
+            (list[Snippet](), used),
+        )
+        recent, used = _guarded(
+            "recent edits",
+            lambda: _recent(request, context, first, last, used, budget, counter, deadline),
+            (list[Snippet](), used),
+        )
         chosen += recent
 
     prompt_prefix, held_back = split_trailing_whitespace(skeleton + context.prefix)
@@ -262,6 +278,28 @@ def _definitions(
         chosen.append(Snippet(path=path, text=definition.header, kind="definition"))
         used += cost
     return chosen, used
+
+
+_T = TypeVar("_T")
+_FAILED: set[tuple[str, str]] = set()
+"""(source, exception type) already reported at warning level: later ones go to debug."""
+
+
+def _guarded(
+    source: str, gather: Callable[[], tuple[_T, int]], empty: tuple[_T, int]
+) -> tuple[_T, int]:
+    """A snippet source's result, or `empty` when it raises: a failing source costs its
+    snippets, never the completion."""
+    try:
+        return gather()
+    except Exception as error:
+        kind = (source, type(error).__name__)
+        # The type only: an exception's text may quote the user's code.
+        level = logging.DEBUG if kind in _FAILED else logging.WARNING
+        _FAILED.add(kind)
+        logger.log(level, "prompt snippets from %s failed (%s); left out", *kind)
+        logger.debug("the failure", exc_info=True)
+        return empty
 
 
 def _line_of(starts: list[int], offset: int) -> int:
