@@ -104,14 +104,18 @@ class CompletionService:
         self._greedy_only: set[str] = set()
         """Engines told (in the log) that their completions stay greedy."""
 
+    @property
+    def _samples_exactly(self) -> bool:
+        """False for an engine whose speculative decoding samples wrongly: vLLM's CPU build
+        returns word salad at any temperature above 0 there (engine/state.py), while its greedy
+        output is exact. Engines that do not say are taken to sample right."""
+        return bool(getattr(self._engine, "samples_exactly", True))
+
     def _temperature(self, wanted: float) -> float:
-        """`wanted`, or greedy for an engine whose speculative decoding samples wrongly:
-        vLLM's CPU build returns word salad at any temperature above 0 there (engine/state.py),
-        while its greedy output is exact."""
-        engine = self._engine
-        if wanted == 0 or getattr(engine, "samples_exactly", True):
+        """`wanted`, or greedy for an engine that samples wrongly."""
+        if wanted == 0 or self._samples_exactly:
             return wanted
-        url = engine.base_url
+        url = self._engine.base_url
         if url not in self._greedy_only:
             self._greedy_only.add(url)
             logger.warning(
@@ -332,7 +336,7 @@ class CompletionService:
         async with self.slots.slot(options.max_inflight):
             timeline.mark("request_sent")
             count = alternatives.wanted(options, automatic=automatic)
-            if count and not getattr(engine, "samples_exactly", True):
+            if count and not self._samples_exactly:
                 logger.info(
                     "no alternatives from %s: its speculative decoding samples wrongly "
                     "(vLLM's CPU build); greedy suggestions only",

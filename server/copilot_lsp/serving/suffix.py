@@ -24,17 +24,20 @@ HOW_TO_GET_IT = (
 )
 
 
-def suffix_decoding_installed() -> bool:
+def _import_error() -> ImportError | None:
     try:
         importlib.import_module(MODULE)
-    except ImportError:
-        return False
-    return True
+    except ImportError as error:
+        return error
+    return None
+
+
+def suffix_decoding_installed() -> bool:
+    return _import_error() is None
 
 
 def require_suffix_decoding() -> None:
     """Raise LauncherError with the build commands when the extension cannot be imported."""
-    try:
-        importlib.import_module(MODULE)
-    except ImportError as error:
-        raise LauncherError(f"{HOW_TO_GET_IT}\n(import failed: {error})") from None
+    error = _import_error()
+    if error is not None:
+        raise LauncherError(f"{HOW_TO_GET_IT}\n(import failed: {error})")
