@@ -8,11 +8,14 @@ A 200 ms debounce (longer than most gaps between keys) makes the editor cancel r
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from copilot_lsp.bench.replay import figures
 from copilot_lsp.bench.replay.run import SCRIPTED, Arm, Plan, run_replay
 from copilot_lsp.client.replay.session import Session
+from copilot_lsp.errors import CopilotLspError
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -66,3 +69,19 @@ def test_a_tiny_replay_accepts_the_right_suggestion_and_cancels_while_typing(
     assert summary["tokens"]["useful"] > 0
     assert summary["tokens"]["server_total"] >= summary["tokens"]["useful"]
     assert data["sessions"][0]["id"] == HOLE.id and data["reference"] == SCRIPTED
+
+
+def test_an_arm_on_another_checkouts_server_that_does_not_start_says_what_it_printed(
+    isolated_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for key, value in isolated_env.items():
+        monkeypatch.setenv(key, value)
+    package = tmp_path / "before" / "server" / "copilot_lsp"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "__main__.py").write_text(
+        'raise SystemExit("this old server wants another Python")\n', encoding="utf-8"
+    )
+    arm = Arm("before", SCRIPTED, checkout=str(tmp_path / "before"))
+    with pytest.raises(CopilotLspError, match=r"(?s)did not start.*wants another Python"):
+        run_replay([arm], Plan([HOLE], repeats=1), log=print)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 
 from copilot_lsp.bench.replay import command, figures, report
 from copilot_lsp.errors import CopilotLspError
+from tests.conftest import REPO
 
 
 def record(**fields: Any) -> dict[str, Any]:
@@ -192,3 +194,49 @@ def test_arms_from_profiles_and_settings_variants(tmp_path: Path) -> None:
     sweep.write_text(f'[[arm]]\nprofile = "{candidate}"\n')
     (arm,) = command.arms_from_args(argparse.Namespace(arms=sweep))
     assert (arm.label, arm.profile) == ("eagle-round-6", str(candidate))
+
+
+def _checkout(folder: Path) -> Path:
+    (folder / "server" / "copilot_lsp").mkdir(parents=True)
+    (folder / "server" / "copilot_lsp" / "__main__.py").write_text("", encoding="utf-8")
+    return folder
+
+
+def test_base_arms_run_another_checkouts_server(tmp_path: Path) -> None:
+    base = _checkout(tmp_path / "before")
+    args = argparse.Namespace(arms=None, profiles="a@base,a,b", settings=[], base_checkout=base)
+    arms = command.arms_from_args(args)
+    assert [(arm.label, arm.profile, arm.checkout) for arm in arms] == [
+        ("a@base", "a", str(base)),
+        ("a", "a", None),
+        ("b", "b", None),
+    ]
+    # The same profile on another server is another engine start (no shared prefix cache).
+    assert arms[0].engine_key != arms[1].engine_key
+    with pytest.raises(CopilotLspError, match="needs --base-checkout"):
+        command.arms_from_args(argparse.Namespace(arms=None, profiles="a@base", settings=[]))
+    args.base_checkout = tmp_path
+    with pytest.raises(CopilotLspError, match="not a copilot-lsp checkout"):
+        command.arms_from_args(args)
+    sweep = tmp_path / "arms.toml"
+    sweep.write_text('[[arm]]\nprofile = "a"\ncheckout = "before"\n', encoding="utf-8")
+    (arm,) = command.arms_from_args(argparse.Namespace(arms=sweep))
+    assert arm.checkout == str(base)
+
+
+def test_a_base_arm_is_reported_by_its_commit_never_its_folder(tmp_path: Path) -> None:
+    from copilot_lsp.bench.replay.run import _commit
+
+    head = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if head.returncode == 0:
+        assert _commit(str(REPO)) == head.stdout.strip()
+    assert _commit(str(_checkout(tmp_path / "unpacked"))) == "unpacked"
+    sample = data()
+    sample["arms"][0]["checkout"] = "5521ba3"
+    text = report.render(sample, figures.summarise(sample), [])
+    assert "commit 5521ba3" in text and "this checkout" in text

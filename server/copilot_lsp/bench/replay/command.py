@@ -16,6 +16,8 @@ DEFAULT_PROFILES = (
     "local-cpu-baseline,local-cpu-ngram,local-cpu-suffix,"
     "local-cpu,local-cpu-eagle3,local-cpu-medusa"
 )
+BASE = "@base"
+"""A profile named `NAME@base` runs with the server of --base-checkout."""
 DATA = "results.json"
 SUMMARY = "summary.json"
 REPORT = "report.md"
@@ -29,7 +31,13 @@ def add_parser(benches: Any) -> None:
     replay.add_argument(
         "--profiles",
         default=DEFAULT_PROFILES,
-        help="comma-separated engine profiles (or `scripted`); the first is the reference",
+        help="comma-separated engine profiles (or `scripted`); the first is the reference; "
+        f"NAME{BASE} runs NAME with the server of --base-checkout",
+    )
+    replay.add_argument(
+        "--base-checkout",
+        type=Path,
+        help=f"another checkout (a folder with server/) whose server runs the NAME{BASE} arms",
     )
     replay.add_argument(
         "--settings",
@@ -42,8 +50,8 @@ def add_parser(benches: Any) -> None:
     replay.add_argument(
         "--arms",
         type=Path,
-        help="a TOML file of [[arm]] tables (label, profile, settings, speculative) instead "
-        "of --profiles/--settings",
+        help="a TOML file of [[arm]] tables (label, profile, settings, speculative, checkout) "
+        "instead of --profiles/--settings",
     )
     replay.add_argument("--sessions", type=int, default=2, help="sessions of each kind")
     replay.add_argument("--kinds", default="write,hole,edit", help="session kinds")
@@ -95,12 +103,37 @@ def arms_from_args(args: argparse.Namespace) -> list[Any]:
         if not name or not isinstance(settings, dict):
             raise CopilotLspError(f"--settings wants NAME=JSON-object, got {item!r}")
         variants.append((name, settings))
-    labels = profile_labels(profiles)
-    return [
-        Arm(f"{labels[profile]}/{name}" if name else labels[profile], profile, settings)
-        for profile in labels
-        for name, settings in variants
-    ]
+    base = getattr(args, "base_checkout", None)
+    checkouts = {profile: _checkout(profile, base) for profile in profiles}
+    labels = profile_labels([profile.removesuffix(BASE) for profile in profiles])
+    arms = []
+    for profile in dict.fromkeys(profiles):
+        name_of_profile = profile.removesuffix(BASE)
+        label = labels[name_of_profile] + (BASE if checkouts[profile] else "")
+        for name, settings in variants:
+            arms.append(
+                Arm(
+                    f"{label}/{name}" if name else label,
+                    name_of_profile,
+                    settings,
+                    checkout=checkouts[profile],
+                )
+            )
+    return arms
+
+
+def _checkout(profile: str, base: Path | None) -> str | None:
+    if not profile.endswith(BASE):
+        return None
+    if base is None:
+        raise CopilotLspError(f"{profile} needs --base-checkout DIR (a checkout with server/)")
+    return str(_server_checkout(base))
+
+
+def _server_checkout(folder: Path) -> Path:
+    if not (folder / "server" / "copilot_lsp" / "__main__.py").is_file():
+        raise CopilotLspError(f"{folder} is not a copilot-lsp checkout (no server/copilot_lsp)")
+    return folder.absolute()
 
 
 def _arms_file(path: Path) -> list[Any]:
@@ -112,18 +145,23 @@ def _arms_file(path: Path) -> list[Any]:
         raise ConfigError(f"cannot read {path}: {error}") from None
     arms = []
     for index, table in enumerate(tables):
-        unknown = set(table) - {"label", "profile", "settings", "speculative"}
+        unknown = set(table) - {"label", "profile", "settings", "speculative", "checkout"}
         if unknown or "profile" not in table:
             raise ConfigError(
                 f"{path}: arm {index + 1} needs `profile` and may have label, settings, "
-                f"speculative (got {sorted(table)})"
+                f"speculative, checkout (got {sorted(table)})"
             )
+        checkout = table.get("checkout")
+        if checkout is not None:
+            # Relative to the arms file, like a profile path in it would be read by a person.
+            checkout = str(_server_checkout(path.parent / str(checkout)))
         arms.append(
             Arm(
                 str(table.get("label", profile_label(str(table["profile"])))),
                 str(table["profile"]),
                 dict(table.get("settings", {})),
                 dict(table.get("speculative", {})),
+                checkout,
             )
         )
     if not arms:

@@ -221,7 +221,9 @@ def render(data: dict[str, Any], summary: dict[str, Any], plots: list[str]) -> s
                 )
             )
     lines += ["", "## Arms", ""]
-    lines += _header(["arm", "profile", "server settings", "speculative", "engine start (s)"])
+    lines += _header(
+        ["arm", "profile", "server", "server settings", "speculative", "engine start (s)"]
+    )
     for arm in data["arms"]:
         engine = arm.get("engine") or {}
         lines.append(
@@ -229,6 +231,7 @@ def render(data: dict[str, Any], summary: dict[str, Any], plots: list[str]) -> s
                 [
                     f"`{arm['label']}`",
                     f"`{arm['profile']}`",
+                    f"commit {arm['checkout']}" if arm.get("checkout") else "this checkout",
                     f"`{arm['settings']}`" if arm["settings"] else "today's",
                     f"`{engine.get('speculative')}`" if engine.get("speculative") else "–",
                     engine.get("start_s", "–"),

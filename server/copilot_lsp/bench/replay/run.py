@@ -15,6 +15,7 @@ import contextlib
 import os
 import platform
 import socket
+import subprocess
 import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
@@ -51,10 +52,15 @@ class Arm:
     """initializationOptions on top of TODAY (camelCase, as an editor sends them)."""
     speculative: dict[str, Any] = field(default_factory=dict)
     """Changes to the profile's [speculative] table (a tuning sweep)."""
+    checkout: str | None = None
+    """Another checkout whose server runs this arm (the server before a change); None: this
+    one's."""
 
     @property
-    def engine_key(self) -> tuple[str, str]:
-        return self.profile, repr(sorted(self.speculative.items()))
+    def engine_key(self) -> tuple[str, str, str]:
+        # Another server gets its own engine start: sharing one would hand the later arm a
+        # prefix cache (and suffix tree) warmed by the earlier arm's identical sessions.
+        return self.profile, repr(sorted(self.speculative.items())), self.checkout or ""
 
     def resolved_profile(self) -> Profile:
         profile = load_profile(self.profile)
@@ -136,6 +142,8 @@ def run_replay(
             {
                 **asdict(arm),
                 "profile": profile_label(arm.profile),
+                # The commit, not the folder: a report names no path outside the repository.
+                "checkout": _commit(arm.checkout) if arm.checkout else None,
                 "engine": engines.get(_group_head(arms, arm).label, {}),
             }
             for arm in arms
@@ -143,6 +151,21 @@ def run_replay(
         "reference": arms[0].label,
         "runs": runs,
     }
+
+
+def _commit(checkout: str) -> str:
+    """The checkout's commit (short hash), or its folder's name outside git."""
+    try:
+        found = subprocess.run(
+            ["git", "-C", checkout, "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return Path(checkout).name
+    return found.stdout.strip()
 
 
 def _groups(arms: Sequence[Arm]) -> list[list[Arm]]:
@@ -249,7 +272,8 @@ async def _run_arm(arm: Arm, engine: _Engine | None, plan: Plan) -> dict[str, An
                 _merge({"engine": {"url": live.url}}, TODAY),
                 _merge(arm.settings, {"telemetry": {"logPath": str(completions_log)}}),
             )
-            client, stderr = await start_server(Path(scratch), options)
+            checkout = Path(arm.checkout) if arm.checkout else None
+            client, stderr = await start_server(Path(scratch), options, checkout)
             editor = ScriptedEditor(client, Path(scratch) / "workspace")
             try:
                 await editor.warm_up()

@@ -7,40 +7,61 @@ import asyncio
 import contextlib
 import os
 import sys
+from collections import deque
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
+from copilot_lsp.errors import CopilotLspError
+
 
 async def start_server(
-    scratch: Path, options: dict[str, Any]
+    scratch: Path, options: dict[str, Any], checkout: Path | None = None
 ) -> tuple[LanguageClient, asyncio.Future[None]]:
+    """The server of this installation, or of another `checkout` (absolute; its `server/` first
+    on the import path, this virtualenv's packages): before/after comparisons in one run."""
     client = LanguageClient("copilot-lsp-replay", "1")
     env = {k: v for k, v in os.environ.items() if not k.startswith("COPILOT_LSP_ENGINE")}
     env["COPILOT_LSP_STATE_DIR"] = str(scratch / "state")
+    if checkout is not None:
+        env["PYTHONPATH"] = str(checkout / "server")
     await client.start_io(sys.executable, "-m", "copilot_lsp", "--stdio", env=env)
     process = getattr(client, "_server", None)
     # pygls pipes the server's stderr and never reads it: drain it, or a chatty server blocks.
-    draining = asyncio.ensure_future(_drain(getattr(process, "stderr", None)))
-    await client.initialize_async(
-        types.InitializeParams(
-            capabilities=types.ClientCapabilities(),
-            process_id=os.getpid(),
-            root_uri=(scratch / "workspace").as_uri(),
-            initialization_options=options,
+    tail: deque[str] = deque(maxlen=STDERR_TAIL)
+    draining = asyncio.ensure_future(_drain(getattr(process, "stderr", None), tail))
+    try:
+        await client.initialize_async(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(),
+                process_id=os.getpid(),
+                root_uri=(scratch / "workspace").as_uri(),
+                initialization_options=options,
+            )
         )
-    )
+    except RuntimeError as error:  # pygls: the server process exited
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(draining), 5.0)
+        where = f" of {checkout}" if checkout is not None else ""
+        said = "\n".join(tail) or "(nothing on stderr)"
+        raise CopilotLspError(
+            f"the server{where} did not start ({error}); it said:\n{said}"
+        ) from None
     client.initialized(types.InitializedParams())
     return client, draining
 
 
-async def _drain(stream: asyncio.StreamReader | None) -> None:
+STDERR_TAIL = 20
+"""Lines of the server's stderr kept to explain a server that did not start."""
+
+
+async def _drain(stream: asyncio.StreamReader | None, tail: deque[str]) -> None:
     if stream is None:
         return
-    while await stream.readline():
-        pass
+    while line := await stream.readline():
+        tail.append(line.decode("utf-8", "replace").rstrip())
 
 
 async def close_client(client: LanguageClient) -> None:
