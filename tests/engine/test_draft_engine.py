@@ -19,9 +19,12 @@ from typing import Any
 import httpx
 import pytest
 
+from copilot_lsp.draft.datasets import shards
 from copilot_lsp.draft.embedded import shipped_dir
 from copilot_lsp.draft.export import MEDUSA_HEADS, SIDECAR
+from copilot_lsp.draft.features import load
 from copilot_lsp.draft.fingerprint import FINGERPRINT_KEY, target_fingerprint
+from copilot_lsp.draft.target import Target
 from copilot_lsp.draft.train import TrainOptions, evaluate_head, run
 from copilot_lsp.engine.metrics import SpecDecodeCounters, parse_metrics
 from copilot_lsp.errors import ConfigError
@@ -303,3 +306,40 @@ def test_tiny_eagle3_reads_the_targets_layers_loads_and_decodes_exactly_like_pla
     texts, counters = _greedy(_profile("tiny-eagle3", spec))
     assert counters.drafts > 0, "the engine never used the EAGLE-3 head"
     assert texts == plain
+
+
+def test_training_on_the_servers_prompts_continues_each_prompts_tail_with_the_target(
+    tmp_path: Path, target: Path
+) -> None:
+    # Prompts as `draft prompts` records them: code cut where the user stopped typing.
+    code = (STDLIB_EMAIL / "quoprimime.py").read_text(encoding="utf-8")
+    cuts = range(1500, 1500 + 12 * 97, 97)
+    records = [
+        {"split": "heldout" if index % 4 == 0 else "train", "prompt": code[:cut]}
+        for index, cut in enumerate(cuts)
+    ]
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    options = _tiny(
+        "eagle",
+        target,
+        tmp_path / "eagle",
+        tmp_path / "features",
+        corpus=(),
+        prompts=prompts,
+        seq_len=48,
+        generated_prompt=32,
+        steps=1,
+        lr=1e-6,
+        init=shipped_dir("eagle"),
+    )
+    report = run(options, log=lambda message: None)
+    assert (report["corpus"]["train_prompts"], report["corpus"]["heldout_prompts"]) == (9, 3)
+    data = load(shards(tmp_path / "features", "train"))
+    encode = Target(target).encode
+    tails = sorted(encode(r["prompt"])[-32:] for r in records if r["split"] == "train")
+    assert sorted(data.tokens[:, :32].tolist()) == tails
+    # After the prompt, each token is the target's greedy choice at the position before it.
+    assert bool((data.argmax[:, 31:-1] == data.tokens[:, 32:]).all())
+    # The shipped head, barely moved, drafts these continuations well.
+    assert report["heldout"]["acceptance_rate"] > 0.2

@@ -96,7 +96,13 @@ def add_parser(commands: Any) -> None:
         type=float,
         help="share of sequences the target continues itself after --generated-prompt tokens",
     )
-    train.add_argument("--generated-prompt", type=int, help="corpus tokens kept")
+    train.add_argument("--generated-prompt", type=int, help="corpus (or prompt) tokens kept")
+    train.add_argument(
+        "--prompts",
+        type=Path,
+        help="train on the server's own prompts (`draft prompts` output) instead of --corpus: "
+        "each one's last --generated-prompt tokens, continued by the target",
+    )
     train.add_argument("--init", type=Path, help="start from this exported EAGLE head folder")
     train.add_argument(
         "--layers",
@@ -119,6 +125,32 @@ def add_parser(commands: Any) -> None:
         "--features", type=Path, required=True, help="a `draft train --cache-dir` folder"
     )
     evaluate.add_argument("--draft-steps", type=int, help="draft steps to measure")
+    prompts = actions.add_parser(
+        "prompts",
+        help="record the server's own prompts on editing sessions (for draft train --prompts)",
+        formatter_class=HelpFormatter,
+    )
+    prompts.add_argument("--out", type=Path, required=True, help="JSON-lines file to write")
+    prompts.add_argument(
+        "--corpus",
+        nargs="+",
+        default=["stdlib"],
+        help="corpus roots as draft train takes them; training-split files give `train` "
+        "prompts, held-out ones `heldout`",
+    )
+    prompts.add_argument("--sessions", type=int, default=20, help="training sessions of each kind")
+    prompts.add_argument(
+        "--heldout-sessions", type=int, default=4, help="held-out sessions of each kind"
+    )
+    prompts.add_argument(
+        "--every", type=int, default=3, help="ask for a completion every N keystrokes"
+    )
+    prompts.add_argument("--seed", type=int, default=17)
+    prompts.add_argument(
+        "--profile",
+        default="local-cpu",
+        help="the engine profile whose served model the prompts are laid out for",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -127,6 +159,8 @@ def run(args: argparse.Namespace) -> int:
 
         print(target_fingerprint(_target_dir(args.model)))
         return 0
+    if args.action == "prompts":
+        return _record_prompts(args)
     if args.action == "evaluate":
         from copilot_lsp.draft.train import evaluate_head
 
@@ -163,9 +197,32 @@ def run(args: argparse.Namespace) -> int:
         generated_prompt=args.generated_prompt,
         init=args.init,
         layers=args.layers,
+        prompts=args.prompts,
     )
     report = run(options, log=say)
     print(json.dumps(report, indent=2) if args.json else render_report(report))
+    return 0
+
+
+def _record_prompts(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from copilot_lsp.bench.replay.prompts import record_prompts
+    from copilot_lsp.serving.profiles import load_profile
+
+    report = asyncio.run(
+        record_prompts(
+            args.corpus,
+            args.out,
+            served_name=load_profile(args.profile).model.served_name,
+            train_per_kind=args.sessions,
+            heldout_per_kind=args.heldout_sessions,
+            every=args.every,
+            seed=args.seed,
+            log=say,
+        )
+    )
+    print(json.dumps(report, indent=2))
     return 0
 
 

@@ -19,6 +19,7 @@ from copilot_lsp.draft import corpus, generate
 from copilot_lsp.draft.features import Features, extract, load, load_tokens
 from copilot_lsp.draft.objectives import Batch
 from copilot_lsp.draft.options import TrainOptions
+from copilot_lsp.draft.prompt_sequences import prompt_sequences
 from copilot_lsp.draft.target import Target
 from copilot_lsp.errors import ConfigError
 
@@ -54,6 +55,8 @@ def training_sets(
             options.features, options.extra_features, log, streams
         )
         return train_set, heldout_set, report | {"aux_cache": str(cache)}
+    if options.prompts is not None:
+        return _from_prompts(options, target, fingerprint, cache, log, aux_layers)
     roots = corpus.resolve_roots(list(options.corpus))
     files = corpus.collect(roots)
     train_files = [f for f in files if f.split(options.heldout_percent) == "train"]
@@ -103,6 +106,60 @@ def training_sets(
         "train_tokens": len(train_seqs) * options.seq_len,
         "heldout_tokens": len(heldout_seqs) * options.seq_len,
         "generated_share": options.generated_share,
+    }
+    return train_set, heldout_set, report
+
+
+def _from_prompts(
+    options: TrainOptions,
+    target: Target,
+    fingerprint: str,
+    cache: Path,
+    log: Callable[[str], None],
+    aux_layers: tuple[int, ...],
+) -> tuple[Features, Features, dict[str, Any]]:
+    assert options.prompts is not None
+    sequences, counts = prompt_sequences(
+        options.prompts,
+        target.encode,
+        keep=options.generated_prompt,
+        seq_len=options.seq_len,
+        limits={
+            "train": options.train_tokens // options.seq_len,
+            "heldout": options.heldout_tokens // options.seq_len,
+        },
+    )
+    log(
+        f"prompts from {options.prompts}: {counts['train_prompts']} train and "
+        f"{counts['heldout_prompts']} held-out tails of {options.generated_prompt} tokens "
+        f"({counts['prompts_too_short']} shorter prompts left out)"
+    )
+    continued = {
+        name: generate.with_generated(
+            target,
+            fingerprint,
+            sequences[name],
+            share=1.0,
+            keep=options.generated_prompt,
+            cache_dir=cache,
+            name=f"prompts-{name}",
+            log=log,
+        )
+        for name in ("train", "heldout")
+    }
+    train_set, heldout_set = (
+        extract(
+            target, fingerprint, continued[name], cache, name=name, aux_layers=aux_layers, log=log
+        )
+        for name in ("train", "heldout")
+    )
+    report = {
+        "prompts": str(options.prompts),
+        **counts,
+        "train_tokens": len(train_set) * options.seq_len,
+        "heldout_tokens": len(heldout_set) * options.seq_len,
+        "generated_share": 1.0,
+        "generated_prompt": options.generated_prompt,
     }
     return train_set, heldout_set, report
 

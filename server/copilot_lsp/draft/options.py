@@ -67,6 +67,10 @@ class TrainOptions:
     extra_features: tuple[Path, ...] = ()
     """More cached training shards (EXTRA/train) beside `features`' own; held-out stays
     `features`' own, so heads trained on more data are measured on the same text."""
+    prompts: Path | None = None
+    """Train on the server's own prompts (`draft prompts` JSON lines) instead of the corpus:
+    each sequence is a prompt's last `generated_prompt` tokens and the target's continuation
+    (draft/prompt_sequences.py)."""
 
     def resume_key(self) -> dict[str, Any]:
         """What must match for a checkpoint to be resumed (not `steps`: a run may be extended)."""
@@ -81,6 +85,7 @@ class TrainOptions:
             ("skip_tokens", 0),
             ("extra_features", ()),
             ("layers", 1),
+            ("prompts", None),
         ):
             if data[key] == default:  # older checkpoints did not know these: still resumable
                 data.pop(key)
@@ -97,6 +102,10 @@ def check_options(options: TrainOptions) -> None:
         raise ConfigError("--token-loss is `greedy` or `distribution`")
     if not 1 <= options.layers <= MAX_LAYERS:
         raise ConfigError(f"--layers must be between 1 and {MAX_LAYERS}")
+    if options.prompts is not None and options.features is not None:
+        raise ConfigError("--prompts and --features are two sources of text: give one")
+    if options.prompts is not None and options.generated_share not in (0.0, 1.0):
+        raise ConfigError("with --prompts every sequence is continued by the target (share 1)")
 
 
 def with_overrides(options: TrainOptions, **changes: Any) -> TrainOptions:

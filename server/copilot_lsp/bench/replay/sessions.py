@@ -236,7 +236,7 @@ def pick_sessions(
     short = [kind for kind in kinds if len(chosen[kind]) < per_kind]
     if short:
         raise ConfigError(
-            f"the held-out corpus has too few places for {', '.join(short)} sessions "
+            f"these corpus files have too few places for {', '.join(short)} sessions "
             f"({per_kind} each wanted); add corpus roots"
         )
     return [chosen[kind][index] for index in range(per_kind) for kind in kinds]

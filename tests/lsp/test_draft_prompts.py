@@ -1,0 +1,95 @@
+"""`draft prompts`: the real server's prompts on editing sessions, recorded at the engine."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from copilot_lsp.bench.replay.prompts import record_prompts
+from copilot_lsp.bench.replay.sessions import pick_sessions
+from copilot_lsp.draft import corpus
+from copilot_lsp.errors import ConfigError
+
+pytestmark = pytest.mark.timeout(180)
+
+SOURCE = """import os
+
+
+def walk(root):
+    found = []
+    for name in os.listdir(root):
+        path = os.path.join(root, name)
+        if os.path.isdir(path):
+            found.extend(walk(path))
+        found.append(path)
+    return found
+
+
+class Box:
+    def __init__(self, size):
+        self.size = size
+        self.items = []
+        self.open = False
+
+    def add(self, item):
+        if len(self.items) >= self.size:
+            raise ValueError("the box is full: %d items" % len(self.items))
+        self.items.append(item)
+"""
+
+
+def test_every_few_keys_the_engine_gets_the_prompt_of_the_text_typed_so_far(
+    isolated_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for key, value in isolated_env.items():
+        monkeypatch.setenv(key, value)
+    root = tmp_path / "corpus"
+    root.mkdir()
+    for index in range(6):
+        (root / f"m{index}.py").write_text(SOURCE + f"\nVERSION = {index}\n", encoding="utf-8")
+    out = tmp_path / "prompts.jsonl"
+    report = asyncio.run(
+        record_prompts(
+            [str(root)],
+            out,
+            served_name="smollm2-135m",
+            train_per_kind=1,
+            heldout_per_kind=0,
+            every=4,
+            log=print,
+        )
+    )
+    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert report["prompts"] == {"train": len(records)}
+    assert {r["split"] for r in records} == {"train"}
+    files = [f for f in corpus.collect([root]) if f.split(5) == "train"]
+    sessions = pick_sessions(files, 1, 17)
+    for session in sessions:
+        prompts = [r["prompt"] for r in records if r["session"] == session.id]
+        # One request at the start and one every 4 keys, each with its own prompt.
+        assert len(prompts) == (len(session.target) + 3) // 4
+        for ask, prompt in enumerate(prompts):
+            typed = session.before + session.target[: ask * 4]
+            # The prompt ends with the code before the cursor (the cursor line's indentation
+            # may be held back), laid out for SmolLM2: no fill-in-the-middle markers.
+            assert prompt.rstrip().endswith(typed.rstrip()[-12:]), (session.id, ask)
+            assert "<fim_" not in prompt
+
+
+def test_a_corpus_without_the_sessions_asked_for_says_so(tmp_path: Path) -> None:
+    root = tmp_path / "corpus"
+    root.mkdir()
+    (root / "tiny.py").write_text("x = 1\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="too few places"):
+        asyncio.run(
+            record_prompts(
+                [str(root)],
+                tmp_path / "p.jsonl",
+                served_name="smollm2-135m",
+                train_per_kind=1,
+                heldout_per_kind=0,
+            )
+        )
