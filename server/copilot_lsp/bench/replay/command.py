@@ -133,7 +133,7 @@ def _checkout(profile: str, base: Path | None) -> str | None:
 def _server_checkout(folder: Path) -> Path:
     if not (folder / "server" / "copilot_lsp" / "__main__.py").is_file():
         raise CopilotLspError(f"{folder} is not a copilot-lsp checkout (no server/copilot_lsp)")
-    return folder.absolute()
+    return folder.resolve()
 
 
 def _arms_file(path: Path) -> list[Any]:
