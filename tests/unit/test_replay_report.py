@@ -139,7 +139,7 @@ def test_tokens_proxy_and_accepts() -> None:
     assert slow["tokens"]["useful"] == 20 and slow["tokens"]["wasted"] == 30
     assert slow["tokens"]["engine_generated"] is None
     assert fast["tokens"]["engine_wasted"] == 100 - 30
-    assert fast["prefill"] == {"prompt_tokens": 1000, "cached": 250, "cached_share": 0.25}
+    assert fast["prefill"] == {"prompt_tokens": 1000, "cached": 250, "cached_share": 0.2}
     assert slow["prefill"]["prompt_tokens"] is None
     assert fast["spec_decode"]["acceptance_rate"] == 0.5
     assert fast["spec_decode"]["mean_accepted_length"] == 3.0
@@ -164,7 +164,7 @@ def test_report_renders_every_arm_and_draws_the_plots(tmp_path: Path) -> None:
     text = report.render(document, summary, names)
     assert "| `fast` | 100 / 116 / 120 (n=3)" in text
     assert "×4.50" in text  # first ghost, fast against plain
-    assert "1000 (25%)" in text  # prompt tokens, prefix-cached share
+    assert "1000 (20%)" in text  # prompt tokens computed, 250 more from the cache
     assert "none" in text  # plain's at-pause p90: the ghost never came
     assert "hole-1" in text and "![latency-cdf.png](latency-cdf.png)" in text
     assert command._finite({"a": [math.inf, 1.0]}) == {"a": [None, 1.0]}
@@ -240,3 +240,21 @@ def test_a_base_arm_is_reported_by_its_commit_never_its_folder(tmp_path: Path) -
     sample["arms"][0]["checkout"] = "5521ba3"
     text = report.render(sample, figures.summarise(sample), [])
     assert "commit 5521ba3" in text and "this checkout" in text
+
+
+def test_prefill_counts_the_cache_as_vllm_does_at_prefill_not_at_admission() -> None:
+    from copilot_lsp.bench.replay.run import _cached_metric
+    from copilot_lsp.engine.metrics import parse_metrics
+
+    admission = 'vllm:prefix_cache_hits_total{model_name="m"} 900.0\n'
+    prefilled = 'vllm:prompt_tokens_cached_total{model_name="m"} 300.0\n'
+    assert _cached_metric(parse_metrics(admission + prefilled)) == (
+        "vllm:prompt_tokens_cached_total"
+    )
+    assert _cached_metric(parse_metrics(admission)) == "vllm:prefix_cache_hits_total"
+    # 100 computed and 300 from the cache: three quarters of the prompts came from the cache.
+    assert figures.prefill({"prompt_tokens": 100, "prompt_tokens_cached": 300}) == {
+        "prompt_tokens": 100,
+        "cached": 300,
+        "cached_share": 0.75,
+    }

@@ -167,12 +167,17 @@ def tokens(
 
 
 def prefill(engine: dict[str, Any]) -> dict[str, Any]:
-    """Prompt tokens the engine was sent and the share its prefix cache already held: a
-    prompt that changes near its start on every keystroke is prefilled whole each time."""
-    sent, cached = engine.get("prompt_tokens"), engine.get("prompt_tokens_cached")
-    if sent is None or cached is None:
+    """Prompt tokens the engine computed, those its prefix cache held, and the cached share
+    of all prefilled prompts: a prompt that changes near its start on every keystroke is
+    computed whole each time."""
+    computed, cached = engine.get("prompt_tokens"), engine.get("prompt_tokens_cached")
+    if computed is None or cached is None:
         return {"prompt_tokens": None, "cached": None, "cached_share": None}
-    return {"prompt_tokens": sent, "cached": cached, "cached_share": _share(cached, sent)}
+    return {
+        "prompt_tokens": computed,
+        "cached": cached,
+        "cached_share": _share(cached, computed + cached),
+    }
 
 
 def _share(part: float, whole: float) -> float | None:

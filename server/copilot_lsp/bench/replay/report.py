@@ -182,7 +182,7 @@ def render(data: dict[str, Any], summary: dict[str, Any], plots: list[str]) -> s
                 "wasted (engine)",
                 "acceptance",
                 "mean accepted length",
-                "prompt tokens (prefix-cached)",
+                "prompt tokens computed (share from the prefix cache)",
             ]
         ),
     ]

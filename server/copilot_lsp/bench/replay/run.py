@@ -322,11 +322,20 @@ async def _scrape(root: str) -> dict[str, Any] | None:
         return None
     return {
         "generation_tokens": total(samples, "vllm:generation_tokens_total"),
-        # Prefill: every prompt token the engine was asked for, and those its prefix cache had.
+        # Prefill: vLLM counts the prompt tokens it computed and, apart, those its prefix
+        # cache held, both when a prefill completes. (`prefix_cache_hits` is counted at
+        # admission, also for requests aborted before their prefill: more than was prefilled.)
         "prompt_tokens": total(samples, "vllm:prompt_tokens_total"),
-        "prompt_tokens_cached": total(samples, "vllm:prefix_cache_hits_total"),
+        "prompt_tokens_cached": total(samples, _cached_metric(samples)),
         "spec": SpecDecodeCounters.from_samples(samples),
     }
+
+
+def _cached_metric(samples: list[Any]) -> str:
+    """vLLM 0.32's cached prompt tokens; older builds have only the admission-time hits."""
+    if any(sample.name == "vllm:prompt_tokens_cached_total" for sample in samples):
+        return "vllm:prompt_tokens_cached_total"
+    return "vllm:prefix_cache_hits_total"
 
 
 def _engine_delta(
