@@ -343,3 +343,7 @@ def test_training_on_the_servers_prompts_continues_each_prompts_tail_with_the_ta
     assert bool((data.argmax[:, 31:-1] == data.tokens[:, 32:]).all())
     # The shipped head, barely moved, drafts these continuations well.
     assert report["heldout"]["acceptance_rate"] > 0.2
+    # The rounds after the prompt alone, as the report gives them and evaluate measures them.
+    after = evaluate_head(target, options.out, tmp_path / "features", rounds_from=31)
+    assert report["heldout_after_prompt"]["per_position"] == after["per_position"]
+    assert report["heldout_after_prompt"] != report["heldout"]

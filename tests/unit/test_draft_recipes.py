@@ -76,3 +76,15 @@ def test_acceptance_chains_the_steps_over_the_rounds_every_step_covers() -> None
     # In serving order: a round at slot 0 accepts 2, the next starts at slot 3 and accepts 2.
     assert result.serving_per_position == [1.0, 1.0]
     assert result.mean_accepted_length == 2.25
+
+
+def test_acceptance_after_a_prompt_counts_only_the_rounds_starting_there() -> None:
+    step1 = torch.tensor([[True, True, False, True, True]])
+    step2 = torch.tensor([[True, False, True, True]])
+    unused = Batch(torch.zeros(1, 1), torch.zeros(1, 1, 1), torch.zeros(1, 1))
+    # From slot 2 on: rounds at slots 2 and 3 (step 2 covers up to slot 3): 0 and 2 accepted.
+    result = acceptance(lambda batch: [step1, step2], [unused], 2, start=2)
+    assert result.per_position == [1 / 2, 1 / 2]
+    assert result.step_accuracy == pytest.approx([2 / 3, 2 / 2])
+    # In serving order: the round at slot 2 accepts none, the next (slot 3) accepts 2.
+    assert result.serving_per_position == [1 / 2, 1 / 2]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from copilot_lsp.cli.output import HelpFormatter, say
+from copilot_lsp.errors import CopilotLspError
 
 
 class TrainHelpFormatter(HelpFormatter):
@@ -125,6 +126,13 @@ def add_parser(commands: Any) -> None:
         "--features", type=Path, required=True, help="a `draft train --cache-dir` folder"
     )
     evaluate.add_argument("--draft-steps", type=int, help="draft steps to measure")
+    evaluate.add_argument(
+        "--rounds-from",
+        type=int,
+        default=0,
+        help="count only draft rounds starting at this token or later (features of "
+        "--prompts: --generated-prompt - 1, the rounds after the prompt)",
+    )
     prompts = actions.add_parser(
         "prompts",
         help="record the server's own prompts on editing sessions (for draft train --prompts)",
@@ -167,7 +175,11 @@ def run(args: argparse.Namespace) -> int:
         steps = (
             args.draft_steps if args.draft_steps is not None else _train_defaults()["draft_steps"]
         )
-        result = evaluate_head(_target_dir(args.target), args.head, args.features, steps)
+        if args.rounds_from < 0:
+            raise CopilotLspError("--rounds-from must be 0 or more")
+        result = evaluate_head(
+            _target_dir(args.target), args.head, args.features, steps, args.rounds_from
+        )
         print(json.dumps(result, indent=2))
         return 0
     from copilot_lsp.draft.render import render_report

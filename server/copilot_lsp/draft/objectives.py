@@ -146,16 +146,18 @@ Hits = Callable[[Batch], list[torch.Tensor]]
 
 
 @torch.no_grad()
-def acceptance(hits: Hits, batches: list[Batch], steps: int) -> Acceptance:
+def acceptance(hits: Hits, batches: list[Batch], steps: int, start: int = 0) -> Acceptance:
     """Each draft step's hits on every batch, chained into acceptance: draft k of a round is
     accepted when steps 1..k all hit. Rounds count where every step has a column (the
-    narrowest step's width); a step's own accuracy is over all its columns."""
+    narrowest step's width); a step's own accuracy is over all its columns. Only rounds that
+    start at slot `start` or later count: after a prompt of P tokens, the engine's first
+    round starts at slot P - 1 (the target's own token P is its first input)."""
     chains = [0.0] * steps
     accuracy = [0.0] * steps
     rounds = 0
     lengths: list[torch.Tensor] = []
     for batch in batches:
-        correct = hits(batch)
+        correct = [hit[:, start:] for hit in hits(batch)]
         n = min(int(hit.shape[1]) for hit in correct)
         chain = torch.ones_like(correct[0][:, :n])
         length = torch.zeros(chain.shape, dtype=torch.long, device=chain.device)

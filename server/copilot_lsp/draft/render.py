@@ -17,7 +17,7 @@ def render_report(report: dict[str, Any]) -> str:
     lines = [
         f"{report['method']} draft{shape} for {report['target']} ({report['target_fingerprint']})",
         f"data: {corpus['train_tokens']} train / {corpus['heldout_tokens']} held-out tokens "
-        f"from {corpus.get('files', corpus.get('features'))}; "
+        f"from {_source(corpus)}; "
         f"trained {report['train_seconds']:.0f} s",
         "",
         f"{'position':>9} {'step top-1':>11} {'P(accepted)':>12} {'in serving':>11}",
@@ -40,4 +40,18 @@ def render_report(report: dict[str, Any]) -> str:
             f"{serving['acceptance_rate']:.3f}, mean accepted length "
             f"{serving['mean_accepted_length']:.2f}"
         )
+    after = report.get("heldout_after_prompt")
+    if after:
+        lines.append(
+            f"after the prompt only (what a completion drafts): acceptance rate "
+            f"{after['acceptance_rate']:.3f}, in serving order "
+            f"{after['serving']['acceptance_rate']:.3f}, mean accepted length "
+            f"{after['serving']['mean_accepted_length']:.2f}"
+        )
     return "\n".join(lines)
+
+
+def _source(corpus: dict[str, Any]) -> str:
+    if "prompts" in corpus:
+        return f"{corpus['prompts']} (server prompts)"
+    return str(corpus.get("files", corpus.get("features")))

@@ -57,8 +57,13 @@ def run(options: TrainOptions, log: Callable[[str], None]) -> dict[str, Any]:
     )
     head, coverage = recipe.build(options, target, train_set, log)
     seconds = _loop(options, head, train_set, log)
-    acceptance = head.acceptance(heldout_batches(heldout_set, device))
+    heldout = heldout_batches(heldout_set, device)
+    acceptance = head.acceptance(heldout)
     report = _report(options, fingerprint, corpus_report, coverage, seconds, acceptance)
+    if options.prompts is not None:
+        # The rounds a completion drafts: from the prompt's last token on.
+        after = head.acceptance(heldout, start=options.generated_prompt - 1)
+        report["heldout_after_prompt"] = after.as_dict()
     report |= head.report()
     sidecar = {"method": options.method, "training": report}
     head.export(options.out, target, fingerprint, options.dtype, sidecar)
@@ -67,17 +72,24 @@ def run(options: TrainOptions, log: Callable[[str], None]) -> dict[str, Any]:
 
 
 def evaluate_head(
-    target_dir: Path, head: Path, features: Path, draft_steps: int = 3
+    target_dir: Path, head: Path, features: Path, draft_steps: int = 3, rounds_from: int = 0
 ) -> dict[str, Any]:
     """Held-out metrics of an exported head on cached features (FEATURES/heldout): compare
-    heads without serving them. The features must come from the same target."""
+    heads without serving them. The features must come from the same target. `rounds_from`:
+    count only draft rounds that start at that slot or later (on `--prompts` features,
+    --generated-prompt - 1: what a completion drafts)."""
     config = read_json(head / "config.json")
     recipe = recipe_for_export(config)
     data = load(shards(features, "heldout"))
     target = Target(target_dir, threads=None, device="cpu", dtype=torch.float32)
     draft = recipe.load(head, config, target, data, draft_steps)
-    acceptance = draft.acceptance(heldout_batches(data, torch.device("cpu")))
-    return {"head": str(head), "heldout_tokens": int(data.tokens.numel()), **acceptance.as_dict()}
+    acceptance = draft.acceptance(heldout_batches(data, torch.device("cpu")), start=rounds_from)
+    return {
+        "head": str(head),
+        "heldout_tokens": int(data.tokens.numel()),
+        "rounds_from": rounds_from,
+        **acceptance.as_dict(),
+    }
 
 
 def _report(

@@ -42,8 +42,9 @@ class DraftHead(Protocol):
     def loss(self, batch: Batch) -> tuple[torch.Tensor, dict[str, float]]:
         """The training loss, and its parts by name for the progress bar."""
 
-    def acceptance(self, batches: list[Batch]) -> Acceptance:
-        """Teacher-forced greedy acceptance on held-out batches."""
+    def acceptance(self, batches: list[Batch], start: int = 0) -> Acceptance:
+        """Teacher-forced greedy acceptance on held-out batches, of the rounds that start at
+        slot `start` or later."""
 
     def report(self) -> dict[str, Any]:
         """What the training report adds for this head type (after the common fields)."""

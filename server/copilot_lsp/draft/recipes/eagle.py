@@ -93,9 +93,9 @@ class EagleDraft:
             self.model, self.embed, self.out, batch, self.steps, self.weights, self.noise
         )
 
-    def acceptance(self, batches: list[Batch]) -> Acceptance:
+    def acceptance(self, batches: list[Batch], start: int = 0) -> Acceptance:
         hits = chained_hits(self.model, self.embed, self.out.predict, self.steps)
-        return acceptance(hits, batches, self.steps)
+        return acceptance(hits, batches, self.steps, start)
 
     def report(self) -> dict[str, Any]:
         return {}

@@ -50,11 +50,11 @@ def eagle3_loss(
 
 
 def eagle3_acceptance(
-    head: Eagle3Head, embed: torch.Tensor, batches: list[Batch], steps: int
+    head: Eagle3Head, embed: torch.Tensor, batches: list[Batch], steps: int, start: int = 0
 ) -> Acceptance:
     """EAGLE's chained acceptance; `batch.hidden` holds the target's auxiliary streams and the
     head predicts through its own output layer."""
-    return acceptance(chained_hits(head, embed, head.predict, steps), batches, steps)
+    return acceptance(chained_hits(head, embed, head.predict, steps), batches, steps, start)
 
 
 class Eagle3Draft:
@@ -72,8 +72,8 @@ class Eagle3Draft:
             self.model, self.embed, self.labels_index, batch, self.steps, self.step_decay
         )
 
-    def acceptance(self, batches: list[Batch]) -> Acceptance:
-        return eagle3_acceptance(self.model, self.embed, batches, self.steps)
+    def acceptance(self, batches: list[Batch], start: int = 0) -> Acceptance:
+        return eagle3_acceptance(self.model, self.embed, batches, self.steps, start)
 
     def report(self) -> dict[str, Any]:
         return {"aux_layers": list(self.model.aux_layers)}

@@ -47,8 +47,8 @@ class MedusaDraft:
     def loss(self, batch: Batch) -> tuple[torch.Tensor, dict[str, float]]:
         return medusa_loss(self.model, self.out, batch, self.weights)
 
-    def acceptance(self, batches: list[Batch]) -> Acceptance:
-        return acceptance(self._hits, batches, len(self.model.blocks))
+    def acceptance(self, batches: list[Batch], start: int = 0) -> Acceptance:
+        return acceptance(self._hits, batches, len(self.model.blocks), start)
 
     def _hits(self, batch: Batch) -> list[torch.Tensor]:
         """Head j at slot i drafts token i+j+2, the round's draft j+1; rounds start where every
