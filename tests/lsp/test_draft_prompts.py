@@ -9,36 +9,12 @@ from pathlib import Path
 import pytest
 
 from copilot_lsp.bench.replay.prompts import record_prompts
-from copilot_lsp.bench.replay.sessions import pick_sessions
+from copilot_lsp.bench.replay.sessions import pick_sessions, split_files
 from copilot_lsp.draft import corpus
 from copilot_lsp.errors import ConfigError
+from tests.unit.test_replay_sessions import SOURCE
 
 pytestmark = pytest.mark.timeout(180)
-
-SOURCE = """import os
-
-
-def walk(root):
-    found = []
-    for name in os.listdir(root):
-        path = os.path.join(root, name)
-        if os.path.isdir(path):
-            found.extend(walk(path))
-        found.append(path)
-    return found
-
-
-class Box:
-    def __init__(self, size):
-        self.size = size
-        self.items = []
-        self.open = False
-
-    def add(self, item):
-        if len(self.items) >= self.size:
-            raise ValueError("the box is full: %d items" % len(self.items))
-        self.items.append(item)
-"""
 
 
 def test_every_few_keys_the_engine_gets_the_prompt_of_the_text_typed_so_far(
@@ -65,7 +41,7 @@ def test_every_few_keys_the_engine_gets_the_prompt_of_the_text_typed_so_far(
     records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert report["prompts"] == {"train": len(records)}
     assert {r["split"] for r in records} == {"train"}
-    files = [f for f in corpus.collect([root]) if f.split(5) == "train"]
+    files = split_files(corpus.collect([root]), "train")
     sessions = pick_sessions(files, 1, 17)
     for session in sessions:
         prompts = [r["prompt"] for r in records if r["session"] == session.id]

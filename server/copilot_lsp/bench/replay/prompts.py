@@ -17,16 +17,15 @@ import json
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from copilot_lsp.bench.replay.sessions import HELDOUT_PERCENT, pick_sessions
+from copilot_lsp.bench.replay.sessions import pick_sessions, split_files
 from copilot_lsp.client.driver import EditorSession
 from copilot_lsp.client.replay.session import KINDS, Session
 from copilot_lsp.draft import corpus
 from copilot_lsp.errors import ConfigError
+from copilot_lsp.positions import char_width
 from copilot_lsp.testing.fake_engine import FakeEngine, Reply
-
-Split = Literal["train", "heldout"]
 
 
 async def record_prompts(
@@ -44,11 +43,11 @@ async def record_prompts(
     if every < 1 or train_per_kind < 1 or heldout_per_kind < 0:
         raise ConfigError("--every and --sessions must be positive, --heldout-sessions >= 0")
     files = corpus.collect(corpus.resolve_roots(list(roots)))
-    by_split: dict[Split, list[corpus.SourceFile]] = {
-        "train": [f for f in files if f.split(HELDOUT_PERCENT) == "train"],
-        "heldout": [f for f in files if f.split(HELDOUT_PERCENT) == "heldout"],
+    by_split: dict[corpus.Split, list[corpus.SourceFile]] = {
+        "train": split_files(files, "train"),
+        "heldout": split_files(files, "heldout"),
     }
-    wanted: dict[Split, int] = {"train": train_per_kind, "heldout": heldout_per_kind}
+    wanted: dict[corpus.Split, int] = {"train": train_per_kind, "heldout": heldout_per_kind}
     engine = FakeEngine()
     engine.models = [served_name]
     # An empty answer: nothing to show, so no suggestion is typed through and every request
@@ -95,15 +94,17 @@ async def _type(
     """Type `session.target` key by key; a completion request every `every` keys (and at the
     start); the prompts the engine received for them."""
     path = workspace / session.path
-    uri = editor.open(path, session.before + session.after)
-    line, column = _end(session.before)
+    uri = editor.open(path, session.document)
+    line, column = session.cursor
     prompts: list[str] = []
     try:
         for typed, char in enumerate(session.target, start=1):
             if (typed - 1) % every == 0:
                 prompts += await _ask(editor, engine, uri, line, column)
             editor.insert(uri, typed + 1, line, column, char)
-            line, column = (line + 1, 0) if char == "\n" else (line, column + _units(char))
+            # Columns in UTF-16 units: the client negotiates no other encoding.
+            advance = char_width(char, "utf-16")
+            line, column = (line + 1, 0) if char == "\n" else (line, column + advance)
     finally:
         editor.close_document(uri)
     return prompts
@@ -120,14 +121,3 @@ async def _ask(
             break
         await asyncio.sleep(0.01)
     return [str(r.body.get("prompt", "")) for r in engine.requests[seen:] if r.body]
-
-
-def _end(text: str) -> tuple[int, int]:
-    """Zero-based line and UTF-16 column of the end of `text`."""
-    line = text.count("\n")
-    last = text[text.rfind("\n") + 1 :]
-    return line, _units(last)
-
-
-def _units(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2

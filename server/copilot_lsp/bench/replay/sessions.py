@@ -204,8 +204,12 @@ def candidates(text: str, kind: Kind) -> list[_Span]:
 
 def heldout_files(roots: Sequence[str]) -> list[corpus.SourceFile]:
     """The corpus files `draft train` holds out, in content-hash order."""
-    files = corpus.collect(corpus.resolve_roots(list(roots)))
-    return [source for source in files if source.split(HELDOUT_PERCENT) == "heldout"]
+    return split_files(corpus.collect(corpus.resolve_roots(list(roots))), "heldout")
+
+
+def split_files(files: Iterable[corpus.SourceFile], split: corpus.Split) -> list[corpus.SourceFile]:
+    """The files of one side of `draft train`'s split, in their order."""
+    return [source for source in files if source.split(HELDOUT_PERCENT) == split]
 
 
 def pick_sessions(
