@@ -91,11 +91,14 @@ class CompletionSettings(_Section):
     """Serve inline completions at all."""
     debounce_ms: int = Field(default=40, ge=0, le=2000)
     """Wait this long after an automatic request; a newer keystroke cancels the wait."""
-    adaptive_debounce_max_ms: int = Field(default=250, ge=0, le=2000)
+    adaptive_debounce_max_ms: int = Field(default=0, ge=0, le=2000)
     """While the engine is slow to answer (its recent time to first token far above the gaps
     between keystrokes), automatic requests wait a quarter of that time, up to this, before
     they are sent: a request the next keystroke cancels still costs the engine its whole
-    prefill. 0, or not above `debounce_ms`: always wait `debounce_ms`."""
+    prefill. 0 (the default), or not above `debounce_ms`: always wait `debounce_ms`. Off by
+    default: on the embedded engine it delayed the first ghost text more than it saved
+    (docs/benchmarks/replay/README.md); an engine shared by many typists and slow under their
+    load may still gain from it (e.g. 250), trading time at a pause for less wasted prefill."""
     multiline: Literal["auto", "never"] = "auto"
     """`auto`: multi-line when the cursor opens a block or sits on an empty line in one."""
     filters: bool = True

@@ -83,16 +83,16 @@ async def _superseded_before_first_token(
 
 async def test_a_request_left_unanswered_stretches_the_next_debounce() -> None:
     engine = ScriptedEngine(["1"], pause=5.0)
-    service, slept = _service(engine, Settings())
+    settings = Settings.model_validate({"completion": {"adaptiveDebounceMaxMs": 250}})
+    service, slept = _service(engine, settings)
     await _superseded_before_first_token(service, engine)
     assert slept[0] == pytest.approx(0.04)
     assert 0.075 <= slept[1] <= 0.25  # a quarter of at least 0.3 s
     assert 0.15 <= service.pace.ttft_s < 0.3  # the newer one's quick answer pulled it down
 
 
-async def test_adaptive_debounce_off_keeps_the_configured_debounce() -> None:
+async def test_by_default_a_slow_engine_keeps_the_configured_debounce() -> None:
     engine = ScriptedEngine(["1"], pause=5.0)
-    settings = Settings.model_validate({"completion": {"adaptiveDebounceMaxMs": 0}})
-    service, slept = _service(engine, settings)
+    service, slept = _service(engine, Settings())
     await _superseded_before_first_token(service, engine)
     assert slept == [pytest.approx(0.04)] * 2

@@ -211,8 +211,6 @@ def test_base_arms_run_another_checkouts_server(tmp_path: Path) -> None:
         ("a", "a", None),
         ("b", "b", None),
     ]
-    # The same profile on another server is another engine start (no shared prefix cache).
-    assert arms[0].engine_key != arms[1].engine_key
     with pytest.raises(CopilotLspError, match="needs --base-checkout"):
         command.arms_from_args(argparse.Namespace(arms=None, profiles="a@base", settings=[]))
     args.base_checkout = tmp_path
@@ -258,3 +256,34 @@ def test_prefill_counts_the_cache_as_vllm_does_at_prefill_not_at_admission() -> 
         "cached": 300,
         "cached_share": 0.75,
     }
+
+
+def test_every_arm_and_repeat_gets_an_engine_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Arms on one profile that differ only in server settings must not share an engine: the
+    later one would be served from a prefix cache warmed by the same sessions."""
+    from contextlib import contextmanager
+
+    from copilot_lsp.bench.replay import run
+
+    started: list[str] = []
+    served: list[tuple[str, int]] = []
+
+    @contextmanager
+    def engine(arm: run.Arm, endpoints: dict[str, str], log: Any) -> Any:
+        started.append(arm.label)
+        yield run._Engine("http://x/v1", "http://x", {"start": len(started)})
+
+    async def arm_run(arm: run.Arm, engine: run._Engine, plan: run.Plan) -> dict[str, Any]:
+        served.append((arm.label, engine.info["start"]))
+        return {"arm": arm.label}
+
+    monkeypatch.setattr(run, "_engine", engine)
+    monkeypatch.setattr(run, "_run_arm", arm_run)
+    arms = [
+        run.Arm("a", "local-cpu-suffix"),
+        run.Arm("a/off", "local-cpu-suffix", settings={"completion": {"debounceMs": 0}}),
+    ]
+    data = run.run_replay(arms, run.Plan([], repeats=2), log=lambda _: None)
+    assert started == ["a", "a/off", "a", "a/off"]
+    assert served == [("a", 1), ("a/off", 2), ("a", 3), ("a/off", 4)]
+    assert [arm["engine"] for arm in data["arms"]] == [{"start": 1}, {"start": 2}]

@@ -13,6 +13,10 @@ token within a few debounces) keeps the configured debounce.
 The estimate learns from two kinds of samples: a request's time to first token, and, for a
 request closed before its first token came, how long it had waited (a lower bound: the
 engine took at least that long), which is all a slow engine ever shows while the user types.
+
+Opt-in (`completion.adaptiveDebounceMaxMs`, default 0): a single typist on the embedded engine
+got ghost text sooner without it (docs/benchmarks/replay/README.md); what it saves is engine
+time, which counts where many typists share one slow engine.
 """
 
 from __future__ import annotations

@@ -2,10 +2,10 @@
 
 Repeat-major, like `bench engine`: repeat 0 of every arm, then repeat 1 of every arm, so the
 drift of a shared machine lands in the spread between repeats rather than between arms.
-Within a repeat, consecutive arms on the same engine share one engine start; a fresh start
-per repeat keeps the repeats independent (empty prefix cache, empty suffix tree). Each arm
-gets a fresh server process over stdio, its own per-completion log and the engine's counters
-read before and after its sessions.
+Every arm in every repeat gets its own engine start (empty prefix cache, empty suffix tree),
+also arms that differ only in server settings: a shared engine would serve the later arm from
+a cache warmed by the same sessions. Each arm gets a fresh server process over stdio, its own
+per-completion log and the engine's counters read before and after its sessions.
 """
 
 from __future__ import annotations
@@ -55,12 +55,6 @@ class Arm:
     checkout: str | None = None
     """Another checkout whose server runs this arm (the server before a change); None: this
     one's."""
-
-    @property
-    def engine_key(self) -> tuple[str, str, str]:
-        # Another server gets its own engine start: sharing one would hand the later arm a
-        # prefix cache (and suffix tree) warmed by the earlier arm's identical sessions.
-        return self.profile, repr(sorted(self.speculative.items())), self.checkout or ""
 
     def resolved_profile(self) -> Profile:
         profile = load_profile(self.profile)
@@ -113,15 +107,15 @@ def run_replay(
     runs: list[dict[str, Any]] = []
     engines: dict[str, Any] = {}
     for repeat in range(plan.repeats):
-        for group in _groups(arms):
-            first = group[0]
-            with _engine(first, endpoints or {}, log) as engine:
-                engines.setdefault(first.label, engine.info if engine else {})
-                for arm in group:
-                    log(f"repeat {repeat + 1}/{plan.repeats}: {arm.label}")
-                    run = asyncio.run(_run_arm(arm, engine, plan))
-                    run["repeat"] = repeat
-                    runs.append(run)
+        for arm in arms:
+            # Each arm, each repeat, on an engine of its own: sharing one would hand the later
+            # arm a prefix cache (and suffix tree) warmed by the same sessions.
+            with _engine(arm, endpoints or {}, log) as engine:
+                engines.setdefault(arm.label, engine.info if engine else {})
+                log(f"repeat {repeat + 1}/{plan.repeats}: {arm.label}")
+                run = asyncio.run(_run_arm(arm, engine, plan))
+                run["repeat"] = repeat
+                runs.append(run)
     return {
         "machine": {
             "platform": platform.platform(),
@@ -144,7 +138,7 @@ def run_replay(
                 "profile": profile_label(arm.profile),
                 # The commit, not the folder: a report names no path outside the repository.
                 "checkout": _commit(arm.checkout) if arm.checkout else None,
-                "engine": engines.get(_group_head(arms, arm).label, {}),
+                "engine": engines.get(arm.label, {}),
             }
             for arm in arms
         ],
@@ -166,24 +160,6 @@ def _commit(checkout: str) -> str:
     except (OSError, subprocess.SubprocessError):
         return Path(checkout).name
     return found.stdout.strip()
-
-
-def _groups(arms: Sequence[Arm]) -> list[list[Arm]]:
-    """Consecutive arms on the same engine (profile and speculative changes)."""
-    groups: list[list[Arm]] = []
-    for arm in arms:
-        if groups and groups[-1][0].engine_key == arm.engine_key:
-            groups[-1].append(arm)
-        else:
-            groups.append([arm])
-    return groups
-
-
-def _group_head(arms: Sequence[Arm], arm: Arm) -> Arm:
-    for group in _groups(arms):
-        if arm in group:
-            return group[0]
-    return arm
 
 
 @contextmanager
