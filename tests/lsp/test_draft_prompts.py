@@ -17,8 +17,12 @@ from tests.unit.test_replay_sessions import SOURCE
 pytestmark = pytest.mark.timeout(180)
 
 
+@pytest.mark.parametrize("served_name", ["smollm2-135m", "qwen2.5-coder-32b"])
 def test_every_few_keys_the_engine_gets_the_prompt_of_the_text_typed_so_far(
-    isolated_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    served_name: str,
+    isolated_env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
     for key, value in isolated_env.items():
         monkeypatch.setenv(key, value)
@@ -31,7 +35,7 @@ def test_every_few_keys_the_engine_gets_the_prompt_of_the_text_typed_so_far(
         record_prompts(
             [str(root)],
             out,
-            served_name="smollm2-135m",
+            served_name=served_name,
             train_per_kind=1,
             heldout_per_kind=0,
             every=4,
@@ -49,10 +53,19 @@ def test_every_few_keys_the_engine_gets_the_prompt_of_the_text_typed_so_far(
         assert len(prompts) == (len(session.target) + 3) // 4
         for ask, prompt in enumerate(prompts):
             typed = session.before + session.target[: ask * 4]
-            # The prompt ends with the code before the cursor (the cursor line's indentation
-            # may be held back), laid out for SmolLM2: no fill-in-the-middle markers.
-            assert prompt.rstrip().endswith(typed.rstrip()[-12:]), (session.id, ask)
-            assert "<fim_" not in prompt
+            # The code before the cursor (the cursor line's indentation may be held back) ends
+            # the prompt for SmolLM2 (prefix only, no markers), and Qwen's middle: its
+            # fill-in-the-middle layout puts the code after the cursor between the markers.
+            if served_name.startswith("smollm2"):
+                before, below = prompt, None
+                assert "<fim_" not in prompt and "<|fim_" not in prompt
+            else:
+                assert prompt.startswith("<|fim_prefix|>") and prompt.endswith("<|fim_middle|>")
+                before, _, rest = prompt.partition("<|fim_suffix|>")
+                below = rest.removesuffix("<|fim_middle|>")
+            assert before.rstrip().endswith(typed.rstrip()[-12:]), (session.id, ask)
+            if below is not None:
+                assert session.after.strip().startswith(below.strip()[:12]), (session.id, ask)
 
 
 def test_a_corpus_without_the_sessions_asked_for_says_so(tmp_path: Path) -> None:

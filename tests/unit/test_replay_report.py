@@ -126,7 +126,10 @@ def test_summary_pools_latency_censors_pauses_and_gives_ratios() -> None:
     # b3 came from the suggestion already shown (type-through), not from the engine.
     assert fast["latency"]["typed_through"] == 1
     assert fast["latency"]["first_ghost_generated_ms"]["n"] == 2
+    # b3's first line (220 ms) is left out of the first lines from the engine: 200 and 300.
+    assert fast["latency"]["first_line_generated_ms"]["p50"] == 250.0
     ratios = summary["ratios"]["fast"]
+    assert ratios["speedup_first_line_generated_p50"] == pytest.approx(850 / 250, abs=0.01)
     assert ratios["speedup_first_ghost_p50"] == pytest.approx(450 / 100, abs=0.01)
     assert ratios["speedup_pause_first_line_p50"] == pytest.approx(900 / 220, abs=0.01)
     assert summary["ratios"]["plain"]["speedup_first_line_p50"] == 1.0
@@ -164,6 +167,7 @@ def test_report_renders_every_arm_and_draws_the_plots(tmp_path: Path) -> None:
     text = report.render(document, summary, names)
     assert "| `fast` | 100 / 116 / 120 (n=3)" in text
     assert "×4.50" in text  # first ghost, fast against plain
+    assert "| 250 / 290 | ×3.40 |" in text  # first line from the engine, and against plain
     assert "1000 (20%)" in text  # prompt tokens computed, 250 more from the cache
     assert "none" in text  # plain's at-pause p90: the ghost never came
     assert "hole-1" in text and "![latency-cdf.png](latency-cdf.png)" in text

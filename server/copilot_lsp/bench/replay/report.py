@@ -68,7 +68,9 @@ def render(data: dict[str, Any], summary: dict[str, Any], plots: list[str]) -> s
                 "whole suggestion p50 / p90 / p99",
                 "first line × ref",
                 "first ghost × ref",
-                "first ghost from the engine p50 / p90 (typed through)",
+                "from the engine: first ghost p50 / p90 (typed through)",
+                "from the engine: first line p50 / p90",
+                "first line from the engine × ref",
             ]
         ),
     ]
@@ -84,13 +86,17 @@ def render(data: dict[str, Any], summary: dict[str, Any], plots: list[str]) -> s
                     _ratio(ratios.get(label, {}).get("speedup_first_line_p50")),
                     _ratio(ratios.get(label, {}).get("speedup_first_ghost_p50")),
                     f"{_pair(latency['first_ghost_generated_ms'])} ({latency['typed_through']})",
+                    _pair(latency["first_line_generated_ms"]),
+                    _ratio(ratios.get(label, {}).get("speedup_first_line_generated_p50")),
                 ]
             )
         )
     lines += [
         "",
         "Typed through: the user typed what the ghost showed, and the server answered from "
-        "that suggestion at once, without the engine; the last column leaves those out.",
+        "that suggestion at once, without the engine; the last three columns leave those "
+        "out. How many keystrokes a suggestion is typed through depends on when the user "
+        "takes it (Tab), so the medians over all requests move with that too.",
         "",
         "Ghost text only counts while its keystroke is still the latest, so a slow arm's "
         "figures above come from the requests that survived. At pauses (a keystroke followed "
