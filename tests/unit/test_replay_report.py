@@ -142,7 +142,12 @@ def test_tokens_proxy_and_accepts() -> None:
     assert slow["tokens"]["useful"] == 20 and slow["tokens"]["wasted"] == 30
     assert slow["tokens"]["engine_generated"] is None
     assert fast["tokens"]["engine_wasted"] == 100 - 30
-    assert fast["prefill"] == {"prompt_tokens": 1000, "cached": 250, "cached_share": 0.2}
+    assert fast["prefill"] == {
+        "prompt_tokens": 1000,
+        "computed": 750,
+        "cached": 250,
+        "cached_share": 0.25,
+    }
     assert slow["prefill"]["prompt_tokens"] is None
     assert fast["spec_decode"]["acceptance_rate"] == 0.5
     assert fast["spec_decode"]["mean_accepted_length"] == 3.0
@@ -168,7 +173,7 @@ def test_report_renders_every_arm_and_draws_the_plots(tmp_path: Path) -> None:
     assert "| `fast` | 100 / 116 / 120 (n=3)" in text
     assert "×4.50" in text  # first ghost, fast against plain
     assert "| 250 / 290 | ×3.40 |" in text  # first line from the engine, and against plain
-    assert "1000 (20%)" in text  # prompt tokens computed, 250 more from the cache
+    assert "750 of 1000 (25%)" in text  # prompt tokens: 1000 prefilled, 250 from the cache
     assert "none" in text  # plain's at-pause p90: the ghost never came
     assert "hole-1" in text and "![latency-cdf.png](latency-cdf.png)" in text
     assert command._finite({"a": [math.inf, 1.0]}) == {"a": [None, 1.0]}
@@ -254,9 +259,11 @@ def test_prefill_counts_the_cache_as_vllm_does_at_prefill_not_at_admission() -> 
         "vllm:prompt_tokens_cached_total"
     )
     assert _cached_metric(parse_metrics(admission)) == "vllm:prefix_cache_hits_total"
-    # 100 computed and 300 from the cache: three quarters of the prompts came from the cache.
-    assert figures.prefill({"prompt_tokens": 100, "prompt_tokens_cached": 300}) == {
-        "prompt_tokens": 100,
+    # vllm:prompt_tokens counts every prefilled prompt token, the cached ones too (vLLM
+    # 0.32): 400 prefilled, 300 of them from the cache, so 100 computed.
+    assert figures.prefill({"prompt_tokens": 400, "prompt_tokens_cached": 300}) == {
+        "prompt_tokens": 400,
+        "computed": 100,
         "cached": 300,
         "cached_share": 0.75,
     }

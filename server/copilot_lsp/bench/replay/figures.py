@@ -172,16 +172,20 @@ def tokens(
 
 
 def prefill(engine: dict[str, Any]) -> dict[str, Any]:
-    """Prompt tokens the engine computed, those its prefix cache held, and the cached share
-    of all prefilled prompts: a prompt that changes near its start on every keystroke is
-    computed whole each time."""
-    computed, cached = engine.get("prompt_tokens"), engine.get("prompt_tokens_cached")
-    if computed is None or cached is None:
-        return {"prompt_tokens": None, "cached": None, "cached_share": None}
+    """Prompt tokens the engine prefilled, those it computed and the share its prefix cache
+    held: a prompt that changes near its start on every keystroke is computed whole each time.
+
+    `prompt_tokens` is vLLM's `vllm:prompt_tokens` delta, which counts every prompt token of a
+    completed prefill, computed or served from the cache (vLLM 0.32: `PromptTokenStats.total`);
+    `prompt_tokens_cached` the cached part of those."""
+    prefilled, cached = engine.get("prompt_tokens"), engine.get("prompt_tokens_cached")
+    if prefilled is None or cached is None:
+        return {"prompt_tokens": None, "computed": None, "cached": None, "cached_share": None}
     return {
-        "prompt_tokens": computed,
+        "prompt_tokens": prefilled,
+        "computed": max(0, prefilled - cached),
         "cached": cached,
-        "cached_share": _share(cached, computed + cached),
+        "cached_share": _share(min(cached, prefilled), prefilled),
     }
 
 

@@ -188,7 +188,7 @@ def render(data: dict[str, Any], summary: dict[str, Any], plots: list[str]) -> s
                 "wasted (engine)",
                 "acceptance",
                 "mean accepted length",
-                "prompt tokens computed (share from the prefix cache)",
+                "prompt tokens computed of those prefilled (share from the prefix cache)",
             ]
         ),
     ]
@@ -274,7 +274,9 @@ def _pair(spread: dict[str, Any]) -> str:
 def _prefill(prefill: dict[str, Any]) -> str:
     if prefill.get("prompt_tokens") is None:
         return "–"
-    return f"{prefill['prompt_tokens']} ({_share(prefill['cached_share'])})"
+    return (
+        f"{prefill['computed']} of {prefill['prompt_tokens']} ({_share(prefill['cached_share'])})"
+    )
 
 
 def _engine_wasted(tokens: dict[str, Any]) -> str:
