@@ -108,8 +108,6 @@ def run_replay(
     engines: dict[str, Any] = {}
     for repeat in range(plan.repeats):
         for arm in arms:
-            # Each arm, each repeat, on an engine of its own: sharing one would hand the later
-            # arm a prefix cache (and suffix tree) warmed by the same sessions.
             with _engine(arm, endpoints or {}, log) as engine:
                 engines.setdefault(arm.label, engine.info if engine else {})
                 log(f"repeat {repeat + 1}/{plan.repeats}: {arm.label}")
