@@ -99,6 +99,12 @@ class CompletionSettings(_Section):
     default: on the embedded engine it delayed the first ghost text more than it saved
     (docs/benchmarks/replay/README.md); an engine shared by many typists and slow under their
     load may still gain from it (e.g. 250), trading time at a pause for less wasted prefill."""
+    adopt_typed_streams: bool = True
+    """A keystroke that types what the open engine stream has already produced keeps that
+    stream for its own request instead of cancelling it: the suggestion minus the typed
+    characters is the answer, with no new prompt for the engine to prefill. The request
+    the editor cancels on that keystroke stays open for a moment (150 ms) so that the
+    next one can take it over (completion/inflight.py)."""
     multiline: Literal["auto", "never"] = "auto"
     """`auto`: multi-line when the cursor opens a block or sits on an empty line in one."""
     filters: bool = True

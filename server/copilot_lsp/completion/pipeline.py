@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import bisect
-import contextlib
 import dataclasses
 import logging
 import time
@@ -32,6 +31,7 @@ from copilot_lsp.completion.assembly import (
 )
 from copilot_lsp.completion.budget import EngineTokenCounter
 from copilot_lsp.completion.cutting import BlockCutter
+from copilot_lsp.completion.inflight import InFlight, OpenStreams
 from copilot_lsp.completion.mode import Mode, choose_mode
 from copilot_lsp.completion.pacing import EnginePace
 from copilot_lsp.completion.postprocess import fit_to_file, replaced_closers
@@ -94,7 +94,8 @@ class CompletionService:
         self._on_engine_state = on_engine_state
         self._clock = clock
         self._sleep = sleep
-        self._inflight: dict[str, asyncio.Task[Suggestion | None]] = {}
+        self.streams = OpenStreams(self.typethrough, on_timeline)
+        """Each document's open engine request (completion/inflight.py)."""
         self.engine_healthy: bool | None = None
         self.backoff = Backoff(clock)
         self.slots = InflightLimiter()
@@ -128,7 +129,7 @@ class CompletionService:
 
     @property
     def inflight(self) -> int:
-        return sum(1 for task in self._inflight.values() if not task.done())
+        return self.streams.running
 
     def state(self) -> dict[str, Any]:
         """Engine health, requests in flight, engine requests open now and at most so far
@@ -191,32 +192,18 @@ class CompletionService:
             "automatic" if request.automatic else "invoked",
             self._clock,
         )
-        previous = self._inflight.get(uri)
-        if previous is not None and not previous.done():
-            previous.cancel()
+        typed_along = self.streams.supersede(request, settings.completion.adopt_typed_streams)
+        if typed_along is not None:
+            return await self.streams.adopt(*typed_along, timeline, request, on_partial)
         remaining = self.typethrough.lookup(uri, text, offset, unchanged=request.automatic)
         if remaining is not None:
             return self._typed_through(timeline, offset, remaining.completion, remaining.end_offset)
-        task = asyncio.ensure_future(
-            self._run(
-                timeline, request.window, request.prompt, settings, request.automatic, on_partial
-            )
+        flight = InFlight(text, offset, timeline, request.automatic, listener=on_partial)
+        flight.task = asyncio.ensure_future(
+            self._run(timeline, request.window, request.prompt, settings, request.automatic, flight)
         )
-        self._inflight[uri] = task
-        try:
-            suggestion = await asyncio.shield(task)
-        except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if current is not None and current.cancelling():
-                timeline.outcome = "cancelled"
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-                raise
-            return None  # superseded: the newer request answers
-        finally:
-            if self._inflight.get(uri) is task:
-                del self._inflight[uri]
+        self.streams.open(uri, flight)
+        suggestion = await self.streams.follow(uri, flight, timeline)
         if suggestion is not None:
             self.typethrough.remember(
                 uri, Shown(text, suggestion.offset, suggestion.end_offset, suggestion.text)
@@ -236,6 +223,7 @@ class CompletionService:
     def forget(self, uri: str) -> None:
         """Drop what is kept for a closed document."""
         self.typethrough.forget(uri)
+        self.streams.forget(uri)
 
     async def _run(
         self,
@@ -244,11 +232,11 @@ class CompletionService:
         prompt_request: PromptRequest,
         settings: Settings,
         automatic: bool,
-        on_partial: PartialSink | None = None,
+        flight: InFlight,
     ) -> Suggestion | None:
         try:
             suggestion = await self._produce(
-                timeline, context, prompt_request, settings, automatic, on_partial
+                timeline, context, prompt_request, settings, automatic, flight.relay
             )
         except asyncio.CancelledError:
             timeline.finish("cancelled" if timeline.outcome == "cancelled" else "superseded")
@@ -267,6 +255,12 @@ class CompletionService:
                     pause,
                 )
             return None
+        owner = flight.owner
+        if owner is not None and owner is not timeline:
+            # A newer keystroke's request took the stream over: its answer holds these tokens.
+            owner.tokens += timeline.tokens
+            timeline.tokens = 0
+            timeline.outcome = "adopted"
         self._on_timeline(timeline)
         return suggestion
 

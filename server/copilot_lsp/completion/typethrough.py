@@ -67,7 +67,7 @@ class TypeThroughCache:
             return None
         if text[: shown.offset] != shown.text[: shown.offset]:
             return None
-        rest = _rest(shown.completion, text[shown.offset : offset])
+        rest = rest_after(shown.completion, text[shown.offset : offset])
         if not rest or not rest.strip():
             return None  # all of it typed (or only blanks left): a fresh request is due
         if typed:
@@ -75,7 +75,7 @@ class TypeThroughCache:
         return Remaining(rest, offset + (shown.end_offset - shown.offset))
 
 
-def _rest(completion: str, typed: str) -> str | None:
+def rest_after(completion: str, typed: str) -> str | None:
     """What is left of `completion` once `typed` is in the document, or None if `typed`
     does not follow it."""
     if completion.startswith(typed):

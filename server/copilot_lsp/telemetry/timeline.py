@@ -20,9 +20,19 @@ STAGES = (
 )
 
 Outcome = Literal[
-    "shown", "empty", "skipped", "superseded", "cancelled", "error", "backoff", "pending"
+    "shown",
+    "empty",
+    "skipped",
+    "superseded",
+    "cancelled",
+    "error",
+    "backoff",
+    "adopted",
+    "pending",
 ]
-"""`backoff`: not sent, the engine failed just before (completion/admission.py)."""
+"""`backoff`: not sent, the engine failed just before (completion/admission.py). `adopted`: a
+newer keystroke's request took the engine stream over, and its tokens with it
+(completion/inflight.py)."""
 Feedback = Literal["accepted", "partially_accepted", "dismissed"]
 
 
