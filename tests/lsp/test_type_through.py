@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
 from copilot_lsp.testing.fake_engine import Reply
 from tests.lsp.conftest import FakeSession as Session
@@ -65,3 +68,29 @@ async def test_typing_accepting_a_line_and_backspacing_reuse_the_suggestion(
     edit(session, uri, 6, 1, 4, 4, "z")
     await session.complete(uri, 1, 5, automatic=True)
     assert len(session.engine.requests) == 2
+
+
+async def test_typing_along_with_a_stream_after_the_editors_cancel_takes_it_over(
+    session: Session,
+) -> None:
+    await session.initialize({"completion": {"debounceMs": 0}})
+    words = ("\n    " + SUGGESTION + "\n\nprint(1)\n").split(" ")
+    chunks = [word + " " for word in words[:-1]] + [words[-1]]
+    session.engine.default = Reply(chunks=chunks, delay_s=0.1)
+    uri = session.open(SOURCE)
+    first = session.request(uri, 1, 4, automatic=True, msg_id="first")
+    for _ in range(100):
+        if session.engine.requests and session.engine.requests[0].chunks_sent >= 6:
+            break
+        await asyncio.sleep(0.05)
+    # As editors do on a keystroke: the change, the cancel of the open request, a new request.
+    edit(session, uri, 2, 1, 4, 4, "res")
+    session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="first"))
+    items = await session.complete(uri, 1, 7, automatic=True)
+    with pytest.raises(JsonRpcException):
+        await first
+    assert [item.insert_text for item in items] == [SUGGESTION[3:]]
+    assert len(session.engine.requests) == 1
+    assert session.engine.requests[0].chunks_sent > 6  # the stream went on after the cancel
+    recent = (await session.stats())["recent"]
+    assert [(r["mode"], r["outcome"]) for r in recent][-1] == ("adopted", "shown")

@@ -69,8 +69,10 @@ async def test_typing_what_the_stream_produced_keeps_the_stream_for_the_newer_re
     assert (newer.text, newer.offset) == ("urn n + 1", offset)
     assert len(engine.requests) == 1, "the newer keystroke sent a prompt of its own"
     assert service.inflight == 0
-    # The editor saw the rest grow under the newer request's own id, at its own cursor.
+    # The editor saw the rest grow under the newer request's own id, at its own cursor,
+    # from what the stream had produced when the keystroke came.
     assert partials and {(p.id, p.offset) for p in partials} == {(newer.id, offset)}
+    assert partials[0].text == "urn"
     assert all("urn n + 1".startswith(p.text) for p in partials)
     engine_side, answer = timelines
     assert (engine_side.outcome, engine_side.tokens) == ("adopted", 0)
@@ -173,8 +175,9 @@ async def test_a_stream_taken_over_twice_answers_the_latest_keystroke() -> None:
 
 
 def test_only_characters_typed_at_the_streams_cursor_count() -> None:
-    flight = InFlight(TEXT, CURSOR, Timeline.start(URI, "python", "automatic"), automatic=True)
-    flight.preview = "return n"
+    timeline = Timeline.start(URI, "python", "automatic")
+    flight = InFlight(TEXT, CURSOR, timeline, automatic=True)
+    flight.relay(Suggestion(timeline.id, "return n", CURSOR, CURSOR, timeline))
     assert flight.typed_since(*typed("ret")) == "ret"
     assert flight.typed_since(*typed("return n")) == "return n"
     assert flight.typed_since(*typed("return n + 1")) is None  # past what the stream knows

@@ -42,7 +42,7 @@ class InFlight:
     listener: PartialSink | None = None
     """Hears the stream's growth on behalf of the request that owns it now."""
     task: asyncio.Task[Suggestion | None] | None = None
-    preview: str = ""
+    latest: Suggestion | None = None
     """What the stream has produced so far (the cutter's preview), at `offset`."""
     owner: Timeline | None = None
     """The request whose answer this stream is now; `timeline` until another takes it over."""
@@ -52,9 +52,13 @@ class InFlight:
 
     def relay(self, suggestion: Suggestion) -> None:
         """The pipeline's `on_partial` for this stream."""
-        self.preview = suggestion.text
+        self.latest = suggestion
         if self.listener is not None:
             self.listener(suggestion)
+
+    @property
+    def preview(self) -> str:
+        return self.latest.text if self.latest is not None else ""
 
     @property
     def running(self) -> bool:
@@ -204,6 +208,8 @@ class OpenStreams:
                 on_partial(_moved(suggestion, timeline, rest, offset, offset))
 
         flight.listener = grown
+        if flight.latest is not None:
+            grown(flight.latest)  # the rest of what has come so far shows at once
         try:
             suggestion = await self.follow(uri, flight, timeline)
         except asyncio.CancelledError:
