@@ -176,7 +176,7 @@ async def test_a_stream_taken_over_twice_answers_the_latest_keystroke() -> None:
 
 def test_only_characters_typed_at_the_streams_cursor_count() -> None:
     timeline = Timeline.start(URI, "python", "automatic")
-    flight = InFlight(TEXT, CURSOR, timeline, automatic=True)
+    flight = InFlight(URI, TEXT, CURSOR, timeline, automatic=True)
     flight.relay(Suggestion(timeline.id, "return n", CURSOR, CURSOR, timeline))
     assert flight.typed_since(*typed("ret")) == "ret"
     assert flight.typed_since(*typed("return n")) == "return n"
@@ -185,3 +185,20 @@ def test_only_characters_typed_at_the_streams_cursor_count() -> None:
     assert flight.typed_since(TEXT, CURSOR) is None  # nothing typed
     elsewhere = "#" + TEXT[:CURSOR] + "r" + TEXT[CURSOR:]
     assert flight.typed_since(elsewhere, CURSOR + 2) is None
+
+
+async def test_a_cancelled_stream_that_ends_within_the_grace_still_answers_typing_along() -> None:
+    engine = ScriptedEngine(list(CHUNKS), pause=0.01)
+    service, timelines = service_for(engine)
+    older = request(service)
+    await streamed(engine, 1)
+    older.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await older
+    while not timelines:
+        await asyncio.sleep(0.005)
+    assert [t.outcome for t in timelines] == ["cancelled"]
+    newer = await request(service, *typed("ret"))
+    assert newer is not None and newer.text == "urn n + 1"
+    assert len(engine.requests) == 1
+    assert timelines[-1].mode == "type-through"

@@ -34,6 +34,7 @@ send that request right after the cancel; this only bounds what an unneeded stre
 class InFlight:
     """One engine request, the document text and cursor it was made for, and who waits on it."""
 
+    uri: str
     text: str
     offset: int
     timeline: Timeline
@@ -142,6 +143,23 @@ class OpenStreams:
     @property
     def running(self) -> int:
         return sum(1 for flight in self._by_uri.values() if flight.running)
+
+    def settle(self, flight: InFlight, suggestion: Suggestion | None) -> None:
+        """`flight`'s stream has ended with `suggestion`: its timeline says for whom."""
+        timeline, owner = flight.timeline, flight.owner
+        if owner is not None and owner is not timeline:
+            # A newer keystroke's request took the stream over: its answer holds these tokens.
+            owner.tokens += timeline.tokens
+            timeline.tokens = 0
+            timeline.outcome = "adopted"
+        elif flight.parked:
+            # Its request was cancelled; what it made still answers typing that follows it.
+            timeline.outcome = "cancelled"
+            if suggestion is not None:
+                self._typethrough.remember(
+                    flight.uri,
+                    Shown(flight.text, suggestion.offset, suggestion.end_offset, suggestion.text),
+                )
 
     def forget(self, uri: str) -> None:
         """A closed document: a stream kept for its next keystroke stops."""

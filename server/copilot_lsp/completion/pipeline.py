@@ -198,7 +198,7 @@ class CompletionService:
         remaining = self.typethrough.lookup(uri, text, offset, unchanged=request.automatic)
         if remaining is not None:
             return self._typed_through(timeline, offset, remaining.completion, remaining.end_offset)
-        flight = InFlight(text, offset, timeline, request.automatic, listener=on_partial)
+        flight = InFlight(uri, text, offset, timeline, request.automatic, listener=on_partial)
         flight.task = asyncio.ensure_future(
             self._run(timeline, request.window, request.prompt, settings, request.automatic, flight)
         )
@@ -255,12 +255,7 @@ class CompletionService:
                     pause,
                 )
             return None
-        owner = flight.owner
-        if owner is not None and owner is not timeline:
-            # A newer keystroke's request took the stream over: its answer holds these tokens.
-            owner.tokens += timeline.tokens
-            timeline.tokens = 0
-            timeline.outcome = "adopted"
+        self.streams.settle(flight, suggestion)
         self._on_timeline(timeline)
         return suggestion
 
