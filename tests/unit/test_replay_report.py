@@ -135,6 +135,18 @@ def test_summary_pools_latency_censors_pauses_and_gives_ratios() -> None:
     assert summary["ratios"]["plain"]["speedup_first_line_p50"] == 1.0
 
 
+def test_answers_from_a_stream_taken_over_are_told_apart_from_new_engine_requests() -> None:
+    results = data()
+    fast = results["runs"][1]["records"]
+    results["runs"][1] = run("fast", fast, modes={"b3": "type-through", "b2": "adopted"})
+    latency = figures.summarise(results)["arms"]["fast"]["latency"]
+    assert (latency["typed_through"], latency["taken_over"]) == (1, 1)
+    # b2 (300 ms) came from the engine, but from the stream an earlier keystroke opened.
+    assert latency["first_line_generated_ms"]["p50"] == 250.0
+    assert latency["first_line_fresh_ms"]["n"] == 1
+    assert latency["first_line_fresh_ms"]["p50"] == 200.0
+
+
 def test_tokens_proxy_and_accepts() -> None:
     summary = figures.summarise(data())
     slow, fast = summary["arms"]["plain"], summary["arms"]["fast"]

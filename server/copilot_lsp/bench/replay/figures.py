@@ -59,16 +59,17 @@ def spread(values: Sequence[float]) -> dict[str, Any]:
 
 
 def latency(
-    records: Sequence[dict[str, Any]], typed_through: frozenset[str] = frozenset()
+    records: Sequence[dict[str, Any]],
+    typed_through: frozenset[str] = frozenset(),
+    taken_over: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     """`typed_through`: ids of completions the server answered from the suggestion already
-    shown (the user typed what it showed), without asking the engine."""
+    shown (the user typed what it showed), without asking the engine; `taken_over`: those
+    answered from the engine stream an earlier keystroke opened (the user typed what it had
+    produced), without a new engine request."""
     visible = [r for r in records if r["visible"] and r["first_ghost_ms"] is not None]
-    generated = [
-        r
-        for r in visible
-        if not (r["completion_ids"] and set(r["completion_ids"]) <= typed_through)
-    ]
+    generated = [r for r in visible if not _only(r, typed_through)]
+    fresh = [r for r in generated if not _only(r, taken_over)]
     lines = [r["first_line_ms"] for r in visible if r["first_line_ms"] is not None]
     whole = [r["answered_ms"] for r in records if r["outcome"] == "items"]
     paused = [r for r in records if (r["gap_ms"] or 0.0) >= PAUSE_MS]
@@ -81,6 +82,10 @@ def latency(
             [r["first_line_ms"] for r in generated if r["first_line_ms"] is not None]
         ),
         "typed_through": len(visible) - len(generated),
+        "first_line_fresh_ms": spread(
+            [r["first_line_ms"] for r in fresh if r["first_line_ms"] is not None]
+        ),
+        "taken_over": len(generated) - len(fresh),
         "first_line_ms": spread(lines),
         "whole_ms": spread(whole),
         "at_pauses": {
@@ -90,6 +95,11 @@ def latency(
             "first_line_ms": spread([_censored(r, "first_line_ms") for r in paused]),
         },
     }
+
+
+def _only(record: dict[str, Any], ids: frozenset[str]) -> bool:
+    """Whether every completion that answered `record` is among `ids`."""
+    return bool(record["completion_ids"]) and set(record["completion_ids"]) <= ids
 
 
 def _ghost_in_time(record: dict[str, Any]) -> bool:
@@ -196,11 +206,12 @@ def _share(part: float, whole: float) -> float | None:
 def summarise_run(run: dict[str, Any]) -> dict[str, Any]:
     """The figures of one (arm, repeat) run."""
     records = run["records"]
-    typed_through = frozenset(
-        str(c.get("id")) for c in run["completions"] if c.get("mode") == "type-through"
-    )
+
+    def answered_as(mode: str) -> frozenset[str]:
+        return frozenset(str(c.get("id")) for c in run["completions"] if c.get("mode") == mode)
+
     return {
-        "latency": latency(records, typed_through),
+        "latency": latency(records, answered_as("type-through"), answered_as("adopted")),
         "outcomes": outcomes(records),
         "proxy": proxy(records),
         "accepts": accepts(records, run["typed_chars"], run["accepted_chars"]),
@@ -270,6 +281,7 @@ _RATIO_KEYS = (
     ("first_ghost_p50", ("latency", "first_ghost_ms", "p50")),
     ("first_line_p50", ("latency", "first_line_ms", "p50")),
     ("first_line_generated_p50", ("latency", "first_line_generated_ms", "p50")),
+    ("first_line_fresh_p50", ("latency", "first_line_fresh_ms", "p50")),
     ("whole_p50", ("latency", "whole_ms", "p50")),
     ("pause_first_line_p50", ("latency", "at_pauses", "first_line_ms", "p50")),
 )

@@ -71,6 +71,7 @@ def render(data: dict[str, Any], summary: dict[str, Any], plots: list[str]) -> s
                 "from the engine: first ghost p50 / p90 (typed through)",
                 "from the engine: first line p50 / p90",
                 "first line from the engine × ref",
+                "from a new engine request: first line p50 / p90 (taken over)",
             ]
         ),
     ]
@@ -88,6 +89,7 @@ def render(data: dict[str, Any], summary: dict[str, Any], plots: list[str]) -> s
                     f"{_pair(latency['first_ghost_generated_ms'])} ({latency['typed_through']})",
                     _pair(latency["first_line_generated_ms"]),
                     _ratio(ratios.get(label, {}).get("speedup_first_line_generated_p50")),
+                    f"{_pair(latency['first_line_fresh_ms'])} ({latency['taken_over']})",
                 ]
             )
         )
@@ -96,7 +98,10 @@ def render(data: dict[str, Any], summary: dict[str, Any], plots: list[str]) -> s
         "Typed through: the user typed what the ghost showed, and the server answered from "
         "that suggestion at once, without the engine; the last three columns leave those "
         "out. How many keystrokes a suggestion is typed through depends on when the user "
-        "takes it (Tab), so the medians over all requests move with that too.",
+        "takes it (Tab), so the medians over all requests move with that too. Taken over: the "
+        "user typed what the engine stream opened for an earlier keystroke had produced so "
+        "far, and that stream went on for this keystroke (completion.adoptTypedStreams); the "
+        "last column leaves those out too.",
         "",
         "Ghost text only counts while its keystroke is still the latest, so a slow arm's "
         "figures above come from the requests that survived. At pauses (a keystroke followed "
