@@ -56,6 +56,18 @@ async def streamed(engine: ScriptedEngine, chunks: int) -> None:
         await asyncio.sleep(0.005)
 
 
+async def cancelled_after_its_first_chunk(
+    service: CompletionService, engine: ScriptedEngine
+) -> None:
+    """A request cancelled by the editor (`$/cancelRequest`, as editors send it before the
+    next keystroke's request) once its stream has produced something."""
+    older = request(service)
+    await streamed(engine, 1)
+    older.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await older
+
+
 async def test_typing_what_the_stream_produced_keeps_the_stream_for_the_newer_request() -> None:
     engine = ScriptedEngine(list(CHUNKS), pause=0.05)
     service, timelines = service_for(engine)
@@ -89,11 +101,7 @@ async def test_typing_what_the_stream_produced_keeps_the_stream_for_the_newer_re
 async def test_the_editors_cancel_before_the_next_keystroke_does_not_end_the_stream() -> None:
     engine = ScriptedEngine(list(CHUNKS), pause=0.05)
     service, timelines = service_for(engine)
-    older = request(service)
-    await streamed(engine, 1)
-    older.cancel()  # `$/cancelRequest`, as editors send it before the next request
-    with pytest.raises(asyncio.CancelledError):
-        await older
+    await cancelled_after_its_first_chunk(service, engine)
     await asyncio.sleep(ADOPTION_GRACE_S / 3)
     newer = await request(service, *typed("r"))
     assert newer is not None and newer.text == "eturn n + 1"
@@ -104,11 +112,7 @@ async def test_the_editors_cancel_before_the_next_keystroke_does_not_end_the_str
 async def test_a_cancelled_stream_nobody_takes_over_stops_after_the_grace() -> None:
     engine = ScriptedEngine(["\n    return"] + [" n"] * 100, pause=0.02)
     service, timelines = service_for(engine)
-    older = request(service)
-    await streamed(engine, 1)
-    older.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await older
+    await cancelled_after_its_first_chunk(service, engine)
     await asyncio.sleep(ADOPTION_GRACE_S * 2)
     assert engine.closed == 1
     assert engine.sent < 30
@@ -190,11 +194,7 @@ def test_only_characters_typed_at_the_streams_cursor_count() -> None:
 async def test_a_cancelled_stream_that_ends_within_the_grace_still_answers_typing_along() -> None:
     engine = ScriptedEngine(list(CHUNKS), pause=0.01)
     service, timelines = service_for(engine)
-    older = request(service)
-    await streamed(engine, 1)
-    older.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await older
+    await cancelled_after_its_first_chunk(service, engine)
     while not timelines:
         await asyncio.sleep(0.005)
     assert [t.outcome for t in timelines] == ["cancelled"]
