@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from copilot_lsp.completion.typethrough import Shown, TypeThroughCache, rest_after
+from copilot_lsp.completion.typethrough import Shown, TypeThroughCache, rest_after, typed_at
 from copilot_lsp.telemetry.timeline import Timeline
 
 if TYPE_CHECKING:
@@ -68,16 +68,12 @@ class InFlight:
     def typed_since(self, text: str, offset: int) -> str | None:
         """The characters typed at the stream's cursor since it started, when that is the only
         change to the document and the stream so far goes on from them; None otherwise."""
-        typed = offset - self.offset
-        if typed < 1 or len(text) - len(self.text) != typed or not self.preview:
+        if not self.preview:
             return None
-        if (
-            text[offset:] != self.text[self.offset :]
-            or text[: self.offset] != self.text[: self.offset]
-        ):
+        chars = typed_at(self.text, self.offset, text, offset)
+        if not chars or rest_after(self.preview, chars) is None:
             return None
-        chars = text[self.offset : offset]
-        return chars if rest_after(self.preview, chars) is not None else None
+        return chars
 
     def claim(self, owner: Timeline) -> asyncio.Future[None]:
         """Make `owner` the request this stream answers; the future resolves when another

@@ -58,21 +58,27 @@ class TypeThroughCache:
         shown = self._shown.get(uri)
         if shown is None:
             return None
-        typed = offset - shown.offset
+        typed = typed_at(shown.text, shown.offset, text, offset)
         back = unchanged and uri in self._typed_into
-        if typed < (0 if back else 1) or len(text) - len(shown.text) != typed:
+        if typed is None or not (typed or back):
             return None
-        # Same text before the old cursor and after the new one: nothing else was edited.
-        if text[offset:] != shown.text[shown.offset :]:
-            return None
-        if text[: shown.offset] != shown.text[: shown.offset]:
-            return None
-        rest = rest_after(shown.completion, text[shown.offset : offset])
+        rest = rest_after(shown.completion, typed)
         if not rest or not rest.strip():
             return None  # all of it typed (or only blanks left): a fresh request is due
         if typed:
             self._typed_into.add(uri)
         return Remaining(rest, offset + (shown.end_offset - shown.offset))
+
+
+def typed_at(before: str, at: int, text: str, offset: int) -> str | None:
+    """The characters typed at offset `at` of `before` that make it `text` with the cursor at
+    `offset` ("" when nothing was), if that is the whole edit; None otherwise."""
+    if offset < at or len(text) - len(before) != offset - at:
+        return None
+    # Same text before the old cursor and after the new one: nothing else was edited.
+    if text[offset:] != before[at:] or text[:at] != before[:at]:
+        return None
+    return text[at:offset]
 
 
 def rest_after(completion: str, typed: str) -> str | None:
