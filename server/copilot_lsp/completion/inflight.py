@@ -152,10 +152,12 @@ class OpenStreams:
             # Its request was cancelled; what it made still answers typing that follows it.
             timeline.outcome = "cancelled"
             if suggestion is not None:
-                self._typethrough.remember(
-                    flight.uri,
-                    Shown(flight.text, suggestion.offset, suggestion.end_offset, suggestion.text),
-                )
+                self.remember(flight, suggestion)
+
+    def remember(self, flight: InFlight, suggestion: Suggestion) -> None:
+        """`flight`'s suggestion is what typing at its cursor is answered from next."""
+        shown = Shown(flight.text, suggestion.offset, suggestion.end_offset, suggestion.text)
+        self._typethrough.remember(flight.uri, shown)
 
     def forget(self, uri: str) -> None:
         """A closed document: a stream kept for its next keystroke stops."""
@@ -232,9 +234,7 @@ class OpenStreams:
             raise
         remaining = None
         if suggestion is not None:
-            self._typethrough.remember(
-                uri, Shown(flight.text, suggestion.offset, suggestion.end_offset, suggestion.text)
-            )
+            self.remember(flight, suggestion)
             remaining = self._typethrough.lookup(uri, text, offset)
         if suggestion is None or remaining is None:
             taken = flight.owner is not timeline or flight.task is None or flight.task.cancelled()

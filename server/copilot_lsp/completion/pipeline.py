@@ -38,7 +38,7 @@ from copilot_lsp.completion.postprocess import fit_to_file, replaced_closers
 from copilot_lsp.completion.prompt_format import PromptFormats
 from copilot_lsp.completion.request import DefinitionSource, InlineRequest, inline_request
 from copilot_lsp.completion.templates import PromptTemplate
-from copilot_lsp.completion.typethrough import Shown, TypeThroughCache
+from copilot_lsp.completion.typethrough import TypeThroughCache
 from copilot_lsp.completion.window import CursorContext
 from copilot_lsp.engine.types import CompletionEngine, CompletionRequest
 from copilot_lsp.errors import EngineError
@@ -205,9 +205,7 @@ class CompletionService:
         self.streams.open(uri, flight)
         suggestion = await self.streams.follow(uri, flight, timeline)
         if suggestion is not None:
-            self.typethrough.remember(
-                uri, Shown(text, suggestion.offset, suggestion.end_offset, suggestion.text)
-            )
+            self.streams.remember(flight, suggestion)
         return suggestion
 
     def _typed_through(
