@@ -6,9 +6,11 @@ per tier at the end of the run (`make test` prints them).
 
 from __future__ import annotations
 
+import asyncio
 import os
+import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -61,3 +63,17 @@ def isolated_env(tmp_path: Path) -> Iterator[dict[str, str]]:
     env["COPILOT_LSP_CONFIG_DIR"] = str(tmp_path / "config")
     env["COPILOT_LSP_SETTINGS_FILE"] = str(tmp_path / "config" / "absent.toml")
     yield env
+
+
+async def until(
+    condition: Callable[[], object],
+    within: float = 5.0,
+    what: str = "condition",
+    every: float = 0.02,
+) -> None:
+    """Poll `condition` every `every` seconds until it holds; fail after `within` seconds."""
+    deadline = time.monotonic() + within
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} not reached within {within} s")
+        await asyncio.sleep(every)

@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -18,13 +17,14 @@ from pygls.exceptions import JsonRpcException
 
 from copilot_lsp.serving import launcher
 from copilot_lsp.serving.profiles import load_profile
-from tests.conftest import REPO
+from tests.conftest import REPO, until
 from tests.engine.conftest import RealEngine
 from tests.lspclient import server_session
 
 pytestmark = [pytest.mark.engine, pytest.mark.timeout(600)]
 
 SAMPLE = REPO / "examples" / "sample.py"
+RUNNING = "vllm:num_requests_running"
 # Literals that a small model happily continues for hundreds of tokens without a dedent.
 # Greedy decoding repeats itself, so a retry needs a literal of its own.
 LONG_LITERALS = tuple(
@@ -64,7 +64,7 @@ async def test_cancel_request_makes_the_engine_stop_generating(
         await session.initialize(options)
         for attempt, literal in enumerate(LONG_LITERALS):
             # Tokens of an earlier test's stream must not count as this request's.
-            await _until(lambda: real_engine.metric("vllm:num_requests_running") == 0, 30, "idle")
+            await until(lambda: real_engine.metric(RUNNING) == 0, 30, "an idle engine", every=0.1)
             uri = session.open(literal, uri=f"file:///work/long{attempt}.py")
             before = real_engine.metric("vllm:generation_tokens_total")
             msg_id = f"long-{attempt}"
@@ -91,18 +91,11 @@ async def test_cancel_request_makes_the_engine_stop_generating(
         else:
             pytest.fail(f"every completion ended before its cancel arrived: {finished_first}")
         stopped = "the engine stopped generating after the cancel"
-        await _until(lambda: real_engine.metric("vllm:num_requests_running") == 0, 10, stopped)
+        await until(lambda: real_engine.metric(RUNNING) == 0, 10, stopped, every=0.1)
         settled = real_engine.metric("vllm:generation_tokens_total")
         await asyncio.sleep(1.5)
         assert real_engine.metric("vllm:generation_tokens_total") == settled
         assert settled - before < max_tokens
-
-
-async def _until(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, f"not within {timeout_s} s: {what}"
-        await asyncio.sleep(0.1)
 
 
 def test_engine_up_is_idempotent_and_status_reports_health(real_engine: RealEngine) -> None:

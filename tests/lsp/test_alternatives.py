@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -12,6 +10,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from copilot_lsp.testing.fake_engine import Reply
+from tests.conftest import until
 from tests.lsp.conftest import FakeSession as Session
 from tests.lspclient import collect_partials
 
@@ -30,14 +29,6 @@ SAMPLED = [
     ["\n    return  sum(items)\n", "\n"],  # the greedy answer but for whitespace
     ["\n    return len(items)\n", "\n"],
 ]
-
-
-async def until(condition: Callable[[], object], within: float = 5.0) -> None:
-    deadline = time.monotonic() + within
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.02)
 
 
 def ids(items: list[Any]) -> list[str]:

@@ -8,24 +8,15 @@ are covered in test_server.py; this file adds the rest of issue 7's list.)
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 
 import pytest
 from lsprotocol import types
 
 from copilot_lsp.testing.fake_engine import FakeEngine, Reply
+from tests.conftest import until
 from tests.lsp.conftest import FakeSession as Session
 
 pytestmark = pytest.mark.timeout(60)
-
-
-async def until(condition: Callable[[], object], within: float = 30.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + within
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.02)
 
 
 def shown(session: Session, kind: types.MessageType) -> list[str]:
@@ -182,7 +173,9 @@ async def test_a_very_slow_stream_completes_and_the_server_stays_responsive(
     session.engine.default = Reply(chunks=["a", "b", "c", "d", "e", "f"], gate=slow)
     uri = session.open("x = \n")
     pending = session.request(uri, 0, 4)
-    await until(lambda: session.engine.requests and session.engine.requests[0].chunks_sent >= 1)
+    await until(
+        lambda: session.engine.requests and session.engine.requests[0].chunks_sent >= 1, 30.0
+    )
     for _ in range(5):  # cheap requests are answered while the slow completion streams
         stats = await session.stats()
         assert stats["engine"]["requests_open"] == 1
@@ -225,7 +218,7 @@ async def test_global_inflight_cap_holds_requests_over_it(session: Session) -> N
         # peak_open, not open_now: the second stream may finish (and a third open) between
         # two polls, so "two open right now" can be missed; "two were open at once" cannot.
         if index == 0:
-            await until(lambda: session.engine.peak_open >= 2)
+            await until(lambda: session.engine.peak_open >= 2, 30.0)
 
     session.engine.replies = [Reply(chunks=["s"] * 6, gate=both_open) for _ in range(2)]
     session.engine.default = Reply(chunks=["s"] * 6)

@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import time
-from collections.abc import Callable
 
 import pytest
 from lsprotocol import types
@@ -14,6 +12,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import client_capabilities
 
 from copilot_lsp.testing.fake_engine import Reply
+from tests.conftest import until
 from tests.lsp.conftest import FakeSession as Session
 
 pytestmark = pytest.mark.timeout(60)
@@ -28,14 +27,6 @@ BODY = [
     " + fibonacci(n - 2)\n",
 ]
 AFTER_BODY = ["\n", "def unrelated():\n", "    pass\n"] * 20
-
-
-async def until(condition: Callable[[], object], within: float = 5.0) -> None:
-    deadline = time.monotonic() + within
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.02)
 
 
 def closed_port() -> int:

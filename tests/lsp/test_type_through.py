@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from copilot_lsp.testing.fake_engine import Reply
+from tests.conftest import until
 from tests.lsp.conftest import FakeSession as Session
 
 pytestmark = pytest.mark.timeout(60)
@@ -79,10 +78,7 @@ async def test_typing_along_with_a_stream_after_the_editors_cancel_takes_it_over
     session.engine.default = Reply(chunks=chunks, delay_s=0.1)
     uri = session.open(SOURCE)
     first = session.request(uri, 1, 4, automatic=True, msg_id="first")
-    for _ in range(100):
-        if session.engine.requests and session.engine.requests[0].chunks_sent >= 6:
-            break
-        await asyncio.sleep(0.05)
+    await until(lambda: session.engine.requests and session.engine.requests[0].chunks_sent >= 6)
     # As editors do on a keystroke: the change, the cancel of the open request, a new request.
     edit(session, uri, 2, 1, 4, 4, "res")
     session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="first"))
