@@ -181,3 +181,42 @@ async def test_prompt_token_counts_match_the_engine_tokenizer(real_engine: RealE
         )
     answer = response.json()
     assert counter.count(sample) == answer["count"]
+
+
+class _CountingTransport(httpx.AsyncBaseTransport):
+    """httpx's own transport, counting the TCP connections it opens (httpcore's trace)."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.opened = 0
+
+    async def _trace(self, event: str, info: dict[str, object]) -> None:
+        if event == "connection.connect_tcp.complete":
+            self.opened += 1
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        request.extensions["trace"] = self._trace
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def test_completions_keep_their_connection_to_the_engine(real_engine: RealEngine) -> None:
+    """vLLM keeps a connection whose answer was read to its end: the model lookup and three
+    completions open one TCP connection (no handshake, over TLS no TLS handshake, per
+    keystroke), while a completion left early still closes its own (the cancel test)."""
+    from copilot_lsp.engine.client import EngineClient
+    from copilot_lsp.engine.types import CompletionRequest
+
+    transport = _CountingTransport()
+    http = httpx.AsyncClient(transport=transport, timeout=60)
+    client = EngineClient(real_engine.url, http=http)
+    try:
+        for word in ("alpha", "beta", "gamma"):
+            request = CompletionRequest(prompt=f"def {word}(", max_tokens=4, temperature=0.0)
+            chunks = [chunk async for chunk in client.stream(request)]
+            assert any(chunk.finish_reason is not None for chunk in chunks)
+    finally:
+        await http.aclose()
+    assert transport.opened == 1

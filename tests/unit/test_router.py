@@ -8,6 +8,7 @@ completion went. Time is a fake clock; polls happen when the test calls `poll_on
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 
 import httpx
@@ -15,7 +16,7 @@ import pytest
 
 from copilot_lsp.engine.client import EngineClient
 from copilot_lsp.engine.router import Router, RoutingPolicy, router_from_settings
-from copilot_lsp.engine.types import CompletionRequest
+from copilot_lsp.engine.types import CompletionRequest, StreamChunk
 from copilot_lsp.errors import EngineUnavailable
 from copilot_lsp.settings import EngineSettings
 
@@ -274,3 +275,27 @@ def test_router_from_settings_builds_the_pool_and_policy() -> None:
     assert router.policy.recovery_threshold == 0.5
     single = router_from_settings(EngineSettings(), "http://one/v1")
     assert [e.url for e in single.primaries] == ["http://one/v1"] and single.fallback is None
+
+
+async def test_leaving_a_stream_closes_the_endpoints_stream_at_once() -> None:
+    """The endpoint's stream is closed with the router's, not later by the garbage collector:
+    closing it is what stops the engine generating."""
+    closed: list[str] = []
+
+    class Endpoint(EngineClient):
+        async def stream(self, request: CompletionRequest) -> AsyncGenerator[StreamChunk, None]:
+            try:
+                for text in ("a", "b", "c"):
+                    yield StreamChunk(text, None, None)
+            finally:
+                closed.append(self.base_url)
+
+    router = Router(["http://one.test/v1"], make_client=lambda url: Endpoint(url, model="m"))
+    router._ensure_polling = lambda: None  # type: ignore[method-assign]
+    stream = router.stream(REQUEST)
+    async for chunk in stream:
+        assert chunk.text == "a"
+        break
+    await stream.aclose()
+    assert closed == ["http://one.test/v1"]
+    await router.aclose()

@@ -9,6 +9,7 @@ before/after comparison sees the same machine load.
 
 from __future__ import annotations
 
+import asyncio
 import platform
 import statistics
 import sys
@@ -19,6 +20,7 @@ from typing import Any
 from copilot_lsp.client.driver import EditorSession
 from copilot_lsp.telemetry.stats import format_table
 from copilot_lsp.testing.fake_engine import FakeEngine, Reply
+from copilot_lsp.testing.latency_proxy import LatencyProxy
 
 LINES = 5_000
 CURRENT = "current"
@@ -64,23 +66,37 @@ def percentile(values: list[float], q: float) -> float:
 
 
 async def run_overhead(
-    count: int, workdir: Path, base_checkout: Path | None = None, warmup: int = 20
+    count: int,
+    workdir: Path,
+    base_checkout: Path | None = None,
+    warmup: int = 20,
+    *,
+    rtt_s: float = 0.0,
+    gap_s: float = 0.0,
 ) -> dict[str, Any]:
-    """`count` edit + completion rounds per server (after `warmup` unmeasured ones)."""
-    engine = await FakeEngine().start()
-    engine.keep_bodies = False
-    engine.default = Reply(chunks=["records.sort()\n"])
+    """`count` edit + completion rounds per server (after `warmup` unmeasured ones), `gap_s`
+    apart (typing); with `rtt_s`, the engine is that round trip away (a latency proxy)."""
+    servers = {CURRENT: None} if base_checkout is None else {CURRENT: None, BASE: base_checkout}
+    engines: dict[str, FakeEngine] = {}
+    proxies: dict[str, LatencyProxy] = {}
+    urls: dict[str, str] = {}
+    for name in servers:
+        engines[name] = engine = await FakeEngine().start()
+        engine.keep_bodies = False
+        engine.default = Reply(chunks=["records.sort()\n"])
+        urls[name] = engine.url
+        if rtt_s > 0:
+            proxies[name] = proxy = await LatencyProxy(engine.port, rtt_s).start()
+            urls[name] = f"http://127.0.0.1:{proxy.port}/v1"
     text = large_file()
     lines = text.split("\n")
     # The cursor: the blank line in main(), near the end of the file; one character typed
     # there per round (a comment grows, so the completion is never typed through).
     line = lines.index("    records = build_0(sys.argv[1:])") + 1
     options = {
-        "engine": {"url": engine.url},
         "completion": {"debounceMs": 0},
         "telemetry": {"enableLog": False},
     }
-    servers = {CURRENT: None} if base_checkout is None else {CURRENT: None, BASE: base_checkout}
     sessions: dict[str, EditorSession] = {}
     uris: dict[str, str] = {}
     round_trips: dict[str, list[float]] = {name: [] for name in servers}
@@ -92,7 +108,9 @@ async def run_overhead(
                 command = ["env", f"PYTHONPATH={server}", sys.executable, "-m", "copilot_lsp"]
                 command.append("--stdio")
             session = await EditorSession.start(
-                workdir, server_command=command, initialization_options=options
+                workdir,
+                server_command=command,
+                initialization_options={**options, "engine": {"url": urls[name]}},
             )
             sessions[name] = session
             uris[name] = session.open(workdir / f"{name}_large.py", text)
@@ -100,6 +118,7 @@ async def run_overhead(
         column = 6
         for round_index in range(warmup + count):
             for name in servers if round_index % 2 == 0 else list(reversed(servers)):
+                await asyncio.sleep(gap_s)
                 session = sessions[name]
                 session.insert(uris[name], round_index + 3, line, column, "x")
                 started = time.perf_counter()
@@ -117,7 +136,10 @@ async def run_overhead(
     finally:
         for session in sessions.values():
             await session.close()
-        await engine.stop()
+        for proxy in proxies.values():
+            await proxy.stop()
+        for engine in engines.values():
+            await engine.stop()
     return {
         "host": platform.node(),
         "python": platform.python_version(),
@@ -125,10 +147,16 @@ async def run_overhead(
         "count": count,
         "warmup": warmup,
         "base_checkout": str(base_checkout) if base_checkout else None,
+        "engine_rtt_ms": round(rtt_s * 1000, 1),
+        "gap_ms": round(gap_s * 1000, 1),
         "servers": {
             name: {
                 "round_trip_ms": _summary(round_trips[name]),
                 "stages": stats[name].get("stages", {}),
+                "engine_connections": engines[name].connections_opened,
+                "completions_on_new_connections": sum(
+                    request.new_connection for request in engines[name].requests
+                ),
                 "samples_ms": [round(value, 2) for value in round_trips[name]],
             }
             for name in servers
@@ -149,14 +177,16 @@ def _summary(values: list[float]) -> dict[str, float]:
 def render(report: dict[str, Any]) -> str:
     lines = [
         f"server overhead: {report['count']} rounds (edit + completion) on a "
-        f"{report['file_lines']}-line Python file, scripted engine answering at once",
-        f"{'server':<10}{'n':>5}{'p50 ms':>9}{'p90 ms':>9}{'p99 ms':>9}{'mean ms':>9}",
+        f"{report['file_lines']}-line Python file, scripted engine answering at once"
+        + _distance(report),
+        f"{'server':<10}{'n':>5}{'p50 ms':>9}{'p90 ms':>9}{'p99 ms':>9}{'mean ms':>9}"
+        f"{'waited / connections':>22}",
     ]
     for name, data in report["servers"].items():
         row = data["round_trip_ms"]
         lines.append(
             f"{name:<10}{int(row['n']):>5}{row['p50']:>9.2f}{row['p90']:>9.2f}"
-            f"{row['p99']:>9.2f}{row['mean']:>9.2f}"
+            f"{row['p99']:>9.2f}{row['mean']:>9.2f}{_connections(data):>22}"
         )
     for name, data in report["servers"].items():
         lines += ["", f"{name}: the server's own stages (from copilot/stats)"]
@@ -172,16 +202,36 @@ def markdown(report: dict[str, Any]) -> str:
         f"{report['count']} rounds after {report['warmup']} warm-up ones: a one-character edit "
         f"(didChange) then an inline completion at the cursor, on a {report['file_lines']}-line "
         "Python file, through the real server over stdio; the engine is the scripted one "
-        f"and answers at once. Host `{report['host']}` (shared, noisy: medians).",
+        f"and answers at once{_distance(report)}. Host `{report['host']}` (shared, noisy: "
+        "medians).",
         "",
-        "| server | n | p50 ms | p90 ms | p99 ms |",
-        "|---|---|---|---|---|",
+        "| server | n | p50 ms | p90 ms | p99 ms | completions on a new connection / connections |",
+        "|---|---|---|---|---|---|",
     ]
     for name, data in report["servers"].items():
         row = data["round_trip_ms"]
-        lines.append(f"| {name} | {row['n']} | {row['p50']} | {row['p90']} | {row['p99']} |")
+        lines.append(
+            f"| {name} | {row['n']} | {row['p50']} | {row['p90']} | {row['p99']} "
+            f"| {_connections(data)} |"
+        )
     lines += ["", "Target: p50 <= 10 ms, p99 <= 25 ms.", ""]
     return "\n".join(lines)
+
+
+def _distance(report: dict[str, Any]) -> str:
+    """How far the engine was and how far apart the rounds (reports from before say neither)."""
+    rtt, gap = report.get("engine_rtt_ms", 0), report.get("gap_ms", 0)
+    return (f", {rtt} ms round trip away" if rtt else "") + (
+        f", rounds {gap} ms apart" if gap else ""
+    )
+
+
+def _connections(data: dict[str, Any]) -> str:
+    """Completions that waited for a new connection to the engine / connections opened, over
+    all rounds, warm-up ones too (a report from before they were counted has neither)."""
+    if "engine_connections" not in data:
+        return "-"
+    return f"{data['completions_on_new_connections']} / {data['engine_connections']}"
 
 
 def write_markdown(report: dict[str, Any], out: Path) -> None:

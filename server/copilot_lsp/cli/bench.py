@@ -71,6 +71,15 @@ def add_parser(commands: Any) -> None:
     overhead.add_argument(
         "--base-checkout", type=Path, help="also run this checkout's server, alternating"
     )
+    overhead.add_argument(
+        "--rtt-ms",
+        type=float,
+        default=0.0,
+        help="put the engine this round trip away (a latency proxy): what connections cost",
+    )
+    overhead.add_argument(
+        "--gap-ms", type=float, default=0.0, help="pause before each round, as between keystrokes"
+    )
     add_report_options(overhead)
 
     load = benches.add_parser(
@@ -157,11 +166,17 @@ def _overhead(args: argparse.Namespace) -> int:
 
     if args.count < 1:
         raise CopilotLspError("--count must be positive")
+    if args.rtt_ms < 0 or args.gap_ms < 0:
+        raise CopilotLspError("--rtt-ms and --gap-ms cannot be negative")
     base = args.base_checkout
     if base is not None and not (base / "server" / "copilot_lsp").is_dir():
         raise CopilotLspError(f"not a checkout with server/copilot_lsp: {base}")
     with tempfile.TemporaryDirectory(prefix="copilot-lsp-overhead-") as folder:
-        report = asyncio.run(overhead.run_overhead(args.count, Path(folder), base))
+        report = asyncio.run(
+            overhead.run_overhead(
+                args.count, Path(folder), base, rtt_s=args.rtt_ms / 1000, gap_s=args.gap_ms / 1000
+            )
+        )
     emit_report(args, report, overhead.render(report))
     written = args.out or (Path(args.json) if isinstance(args.json, str) else None)
     if written is not None:

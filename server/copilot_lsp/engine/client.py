@@ -1,11 +1,16 @@
 """Streaming client for OpenAI-compatible `/v1/completions` (vLLM), over httpx.
 
 Always streams: closing the response is what makes vLLM abort the request, so an abandoned
-completion stops costing engine time the moment we stop reading.
+completion stops costing engine time the moment we stop reading. A completion read to its end
+leaves its connection open for the next one, and one left early has a new connection opened
+behind it while the user types on: the next keystroke's request waits for no TCP or TLS
+handshake (a round trip or three to an engine across the network).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import datetime
 import email.utils
 import json
@@ -30,6 +35,17 @@ logger = logging.getLogger(__name__)
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
+KEEPALIVE_EXPIRY_S = 4.0
+"""How long an idle connection is kept for the next request: under the 5 s after which vLLM
+(uvicorn) closes one, so a request is rarely sent on a connection the engine is closing."""
+
+SPARE_DELAY_S = 0.02
+"""How long after a stream was left the spare connection is opened: the completion's answer
+goes out to the editor first."""
+
+_DRAIN_S = 0.25
+"""How long to wait for the end of the body after `[DONE]` before giving the connection up."""
+
 
 class EngineClient:
     """Talks to one OpenAI-compatible base URL (`…/v1`)."""
@@ -50,10 +66,17 @@ class EngineClient:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         timeout = httpx.Timeout(read_timeout_s, connect=connect_timeout_s)
         self._owns_http = http is None
-        self._http = http or httpx.AsyncClient(timeout=timeout, verify=verify)
+        self._http = http or httpx.AsyncClient(
+            timeout=timeout, verify=verify, limits=httpx.Limits(keepalive_expiry=KEEPALIVE_EXPIRY_S)
+        )
         self._headers = headers
+        self._spare: asyncio.Task[None] | None = None
 
     async def aclose(self) -> None:
+        if self._spare is not None:
+            self._spare.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._spare
         if self._owns_http:
             await self._http.aclose()
 
@@ -135,19 +158,54 @@ class EngineClient:
             body["n"] = request.n
         body.update(request.extra)
         url = f"{self.base_url}/completions"
+        for attempt in (1, 2):
+            answered = False
+            try:
+                async with self._http.stream(
+                    "POST", url, json=body, headers=self._headers
+                ) as response:
+                    answered = True
+                    if response.status_code != 200:
+                        detail = (await response.aread()).decode("utf-8", "replace")[:300]
+                        raise EngineHTTPError(
+                            response.status_code,
+                            detail,
+                            retry_after_s=retry_after(response.headers.get("retry-after")),
+                        )
+                    async for chunk in _decode_stream(response, request.choices):
+                        yield chunk
+                return
+            except (GeneratorExit, asyncio.CancelledError):
+                if answered:  # left early: the response closed its connection
+                    self._open_spare_connection()
+                raise
+            except httpx.TransportError as error:
+                if attempt == 1 and not answered and _dropped_connection(error):
+                    # A kept-alive connection the engine closed while it sat in the pool: the
+                    # request never reached it, so send it once more on a new connection.
+                    logger.debug("connection to %s was closed; sending again", self.base_url)
+                    continue
+                raise _unavailable(self.base_url, error) from None
+
+    def _open_spare_connection(self) -> None:
+        """Open a connection for the next completion now, in the background (the cheapest
+        request, the model list, leaves one in the pool)."""
+        if self._spare is not None and not self._spare.done():
+            return
         try:
-            async with self._http.stream("POST", url, json=body, headers=self._headers) as response:
-                if response.status_code != 200:
-                    detail = (await response.aread()).decode("utf-8", "replace")[:300]
-                    raise EngineHTTPError(
-                        response.status_code,
-                        detail,
-                        retry_after_s=retry_after(response.headers.get("retry-after")),
-                    )
-                async for chunk in _decode_stream(response, request.choices):
-                    yield chunk
-        except httpx.TransportError as error:
-            raise _unavailable(self.base_url, error) from None
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # the stream was collected after its event loop stopped
+        self._spare = loop.create_task(self._warm())
+
+    async def _warm(self) -> None:
+        await asyncio.sleep(SPARE_DELAY_S)
+        try:
+            response = await self._http.get(f"{self.base_url}/models", headers=self._headers)
+        except httpx.HTTPError as error:
+            logger.debug("no spare connection to %s: %s", self.base_url, error)
+            return
+        await response.aclose()
 
 
 async def _payloads(response: httpx.Response) -> AsyncIterator[str]:
@@ -164,9 +222,11 @@ async def _decode_stream(response: httpx.Response, choices: int = 1) -> AsyncIte
     """The stream's chunks; an EngineStreamError when it ends before each of the `choices`
     finished (without `[DONE]`: a stream that just stops may have been cut anywhere)."""
     finished: set[int] = set()
+    payloads = _payloads(response)
     try:
-        async for payload in _payloads(response):
+        async for payload in payloads:
             if payload.strip() == DONE:
+                await _read_to_end(payloads)
                 return
             for chunk in _parse_event(payload):
                 if chunk.finish_reason is not None:
@@ -176,6 +236,24 @@ async def _decode_stream(response: httpx.Response, choices: int = 1) -> AsyncIte
         raise EngineStreamError(f"the engine's stream was cut: {error}") from None
     if len(finished) < choices:
         raise EngineStreamError("the engine's stream ended before the completion finished")
+
+
+async def _read_to_end(rest: AsyncIterator[str]) -> None:
+    """Read what follows `[DONE]` (the end of the body): httpx keeps only a connection whose
+    response was read to its end. An engine that sends more, or holds the body open, costs the
+    connection instead of holding the completion up."""
+    try:
+        async with asyncio.timeout(_DRAIN_S):
+            async for _ in rest:
+                pass
+    except (TimeoutError, httpx.HTTPError, EngineStreamError):
+        pass
+
+
+def _dropped_connection(error: httpx.TransportError) -> bool:
+    """The connection closed under a request before any answer: what a kept-alive connection
+    does when the engine closed it in the pool (a refused connection is not this)."""
+    return isinstance(error, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError)
 
 
 def _parse_event(payload: str) -> list[StreamChunk]:

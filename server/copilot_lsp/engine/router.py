@@ -198,9 +198,12 @@ class Router:
             started = False
             endpoint.inflight += 1
             try:
-                async for chunk in endpoint.client.stream(request):
-                    started = True
-                    yield chunk
+                # Closed with this generator, not when collected: closing is what stops the
+                # endpoint's generation.
+                async with contextlib.aclosing(endpoint.client.stream(request)) as chunks:
+                    async for chunk in chunks:
+                        started = True
+                        yield chunk
                 endpoint.mark_up()
                 return
             except EngineUnavailable as error:

@@ -42,6 +42,9 @@ class Reply:
     """Per-choice chunks for a request with `n` > 1 (choice i gets `index` i), interleaved
     one chunk of each choice in turn as vLLM does; `cut_after` counts these events. None: every
     one of the request's `n` choices streams `chunks`."""
+    hang_up: bool = False
+    """Close the connection on reading the request, without an answer: what a kept-alive
+    connection does when the engine closes it just as a request arrives."""
     gate: Callable[[int], Awaitable[object]] | None = None
     """Awaited before event `index` goes out: holds the stream until the test has seen what it
     waits for (an event, not a delay that a busy host may not honour)."""
@@ -56,6 +59,8 @@ class Received:
     finished: bool = False
     choices: int = 1
     """The `n` the request asked for."""
+    new_connection: bool = False
+    """The first request on its connection: the client opened one for it and waited."""
 
 
 class FakeEngine:
@@ -86,6 +91,8 @@ class FakeEngine:
         """False: record requests without their bodies (long runs, many prompts)."""
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.StreamWriter] = set()
+        self.connections_opened = 0
+        """Connections clients opened (a client that keeps them alive opens few)."""
         self.port = 0
         self.scheme = "http"
 
@@ -123,9 +130,11 @@ class FakeEngine:
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._connections.add(writer)
+        self.connections_opened += 1
         try:
-            while await self._one_request(reader, writer):
-                pass
+            served = 0
+            while await self._one_request(reader, writer, first=served == 0):
+                served += 1
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
@@ -134,7 +143,7 @@ class FakeEngine:
                 writer.close()
 
     async def _one_request(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, first: bool
     ) -> bool:
         request_line = await reader.readline()
         if not request_line:
@@ -182,7 +191,7 @@ class FakeEngine:
             writer.write(_head(404, "text/plain", 0))
             await writer.drain()
             return True
-        received = Received(body if self.keep_bodies else {}, headers)
+        received = Received(body if self.keep_bodies else {}, headers, new_connection=first)
         if self.is_sampled(body):
             reply = self.sampled.pop(0) if self.sampled else self.sampled_default
             self.sampled_requests.append(received)
@@ -194,10 +203,9 @@ class FakeEngine:
         self.open_now += 1
         self.peak_open = max(self.peak_open, self.open_now)
         try:
-            await self._stream(reply, received, reader, writer)
+            return await self._stream(reply, received, reader, writer)
         finally:
             self.open_now -= 1
-        return False
 
     async def _stream(
         self,
@@ -205,7 +213,10 @@ class FakeEngine:
         received: Received,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
-    ) -> None:
+    ) -> bool:
+        """Answer one completion request; True when the connection can serve another."""
+        if reply.hang_up:
+            return False
         await asyncio.sleep(reply.first_delay_s)
         if reply.status != 200:
             payload = json.dumps({"error": {"message": f"scripted {reply.status}"}}).encode()
@@ -213,10 +224,14 @@ class FakeEngine:
             writer.write(head + payload)
             await writer.drain()
             received.finished = True
-            return
+            return False
+        # A well-formed answer is chunked and keeps the connection, as vLLM's (uvicorn) does;
+        # a scripted fault ends its body by closing the connection.
+        chunked = reply.raw_events is None and reply.cut_after is None
+        framing = b"transfer-encoding: chunked\r\n" if chunked else b"connection: close\r\n"
         writer.write(
             b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
-            b"cache-control: no-cache\r\nconnection: close\r\n\r\n"
+            b"cache-control: no-cache\r\n" + framing + b"\r\n"
         )
         events = reply.raw_events
         if events is None:
@@ -226,20 +241,29 @@ class FakeEngine:
                 if reply.cut_after is not None and index >= reply.cut_after:
                     writer.write(reply.tail)
                     await writer.drain()
-                    return  # connection closes without [DONE]
+                    return False  # connection closes without [DONE]
                 if reply.gate is not None:
                     await reply.gate(index)
                 await asyncio.sleep(reply.delay_s)
                 if reader.at_eof():  # the client closed its side: it stopped listening
                     received.disconnected = True
-                    return
-                writer.write(f"data: {event}\n\n".encode())
+                    return False
+                data = f"data: {event}\n\n".encode()
+                writer.write(_chunk_frame(data) if chunked else data)
                 await writer.drain()
                 received.chunks_sent += 1
+            if chunked:
+                writer.write(b"0\r\n\r\n")
+                await writer.drain()
             received.finished = True
+            return chunked
         except (ConnectionError, asyncio.CancelledError):
             received.disconnected = True
             raise
+
+
+def _chunk_frame(data: bytes) -> bytes:
+    return f"{len(data):x}\r\n".encode() + data + b"\r\n"
 
 
 def _head(

@@ -1,0 +1,106 @@
+"""The engine client keeps its connection between completions (over real loopback HTTP to the
+scripted engine): no new handshake per keystroke, yet an abandoned stream still closes its
+connection (how vLLM learns to stop generating) and a connection the engine closed in the pool
+costs nothing but a resend."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+
+from copilot_lsp.engine.client import EngineClient
+from copilot_lsp.engine.types import CompletionRequest
+from copilot_lsp.errors import EngineUnavailable
+from copilot_lsp.testing.fake_engine import FakeEngine, Reply
+from tests.conftest import until
+
+REQUEST = CompletionRequest(prompt="def f(", max_tokens=8)
+
+
+@pytest.fixture
+async def engine() -> AsyncIterator[FakeEngine]:
+    fake = await FakeEngine().start()
+    yield fake
+    await fake.stop()
+
+
+@pytest.fixture
+async def client(engine: FakeEngine) -> AsyncIterator[EngineClient]:
+    client = EngineClient(engine.url, model="fake-model")
+    yield client
+    await client.aclose()
+
+
+async def text_of(client: EngineClient) -> str:
+    return "".join([chunk.text async for chunk in client.stream(REQUEST)])
+
+
+async def test_completions_read_to_the_end_share_one_connection(
+    engine: FakeEngine, client: EngineClient
+) -> None:
+    engine.replies = [Reply(chunks=["a", "b"]), Reply(chunks=["c"]), Reply(chunks=["d"])]
+    assert [await text_of(client) for _ in range(3)] == ["ab", "c", "d"]
+    assert engine.connections_opened == 1
+
+
+async def test_an_abandoned_stream_closes_its_connection_and_a_spare_is_opened(
+    engine: FakeEngine, client: EngineClient
+) -> None:
+    engine.replies = [Reply(chunks=["a"] * 50, delay_s=0.01), Reply(chunks=["c"])]
+    stream = client.stream(REQUEST)
+    async for chunk in stream:
+        assert chunk.text == "a"
+        break
+    await stream.aclose()
+    await until(lambda: engine.requests[0].disconnected, what="the engine saw the stream closed")
+    # Before the next request is made, a new connection waits for it.
+    await until(lambda: engine.connections_opened == 2, what="a spare connection")
+    assert await text_of(client) == "c"
+    assert engine.requests[0].chunks_sent < 50
+    assert engine.connections_opened == 2
+
+
+async def test_a_cancelled_request_leaves_a_spare_connection_too(
+    engine: FakeEngine, client: EngineClient
+) -> None:
+    engine.replies = [Reply(chunks=["a"] * 50, delay_s=0.01), Reply(chunks=["c"])]
+    first = asyncio.ensure_future(text_of(client))
+    await until(lambda: engine.requests and engine.requests[0].chunks_sent > 0, what="a chunk")
+    first.cancel()
+    await until(lambda: engine.connections_opened == 2, what="a spare connection")
+    assert await text_of(client) == "c"
+    assert engine.connections_opened == 2
+
+
+async def test_a_connection_closed_under_the_request_is_sent_again_once(
+    engine: FakeEngine, client: EngineClient
+) -> None:
+    engine.replies = [Reply(chunks=["a"]), Reply(hang_up=True), Reply(chunks=["b"])]
+    assert await text_of(client) == "a"
+    assert await text_of(client) == "b"
+    assert len(engine.requests) == 3
+    assert engine.connections_opened == 2
+
+
+async def test_a_second_hang_up_is_an_unavailable_engine(
+    engine: FakeEngine, client: EngineClient
+) -> None:
+    engine.replies = [Reply(hang_up=True), Reply(hang_up=True), Reply(chunks=["never"])]
+    with pytest.raises(EngineUnavailable):
+        await text_of(client)
+    assert len(engine.requests) == 2
+
+
+async def test_an_engine_restart_between_completions_costs_nothing(engine: FakeEngine) -> None:
+    client = EngineClient(engine.url, model="fake-model")
+    try:
+        engine.replies = [Reply(chunks=["a"])]
+        assert await text_of(client) == "a"
+        await engine.stop()
+        await engine.start(port=engine.port)
+        engine.replies = [Reply(chunks=["b"])]
+        assert await text_of(client) == "b"
+    finally:
+        await client.aclose()
