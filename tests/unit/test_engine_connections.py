@@ -6,9 +6,11 @@ costs nothing but a resend."""
 from __future__ import annotations
 
 import asyncio
+import ssl
 from collections.abc import AsyncIterator
 
 import pytest
+import trustme
 
 from copilot_lsp.engine.client import EngineClient
 from copilot_lsp.engine.types import CompletionRequest
@@ -104,3 +106,34 @@ async def test_an_engine_restart_between_completions_costs_nothing(engine: FakeE
         assert await text_of(client) == "b"
     finally:
         await client.aclose()
+
+
+async def test_over_tls_one_handshake_serves_many_completions_and_the_spare_is_verified_too() -> (
+    None
+):
+    """Over TLS a new connection costs a handshake on top of TCP's: completions read to the
+    end share one, and the spare behind an abandoned stream verifies the engine's certificate
+    like any other connection (the API key goes only to the engine)."""
+    ca = trustme.CA()
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(server_context)
+    engine = await FakeEngine().start(tls=server_context)
+    trusting = ssl.create_default_context()
+    ca.configure_trust(trusting)
+    client = EngineClient(engine.url, model="fake-model", api_key="sk-secret", verify=trusting)
+    try:
+        engine.replies = [Reply(chunks=["a"]), Reply(chunks=["b"]), Reply(chunks=["c"] * 50)]
+        assert [await text_of(client) for _ in range(2)] == ["a", "b"]
+        assert engine.connections_opened == 1
+        stream = client.stream(REQUEST)
+        async for _ in stream:
+            break
+        await stream.aclose()
+        await until(lambda: engine.connections_opened == 2, what="a spare connection over TLS")
+        engine.replies = [Reply(chunks=["d"])]
+        assert await text_of(client) == "d"
+        assert engine.connections_opened == 2
+        assert all(r.headers["authorization"] == "Bearer sk-secret" for r in engine.requests)
+    finally:
+        await client.aclose()
+        await engine.stop()
