@@ -12,7 +12,7 @@ import pytest
 
 from copilot_lsp.testing.latency_proxy import LatencyProxy
 
-RTT_S = 0.3
+RTT_S = 0.5
 
 
 @pytest.fixture
