@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import os
+import ssl
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
+import trustme
+
+from copilot_lsp.testing.fake_engine import FakeEngine
 
 REPO = Path(__file__).resolve().parent.parent
 TESTS = REPO / "tests"
@@ -77,3 +82,21 @@ async def until(
         if time.monotonic() > deadline:
             raise AssertionError(f"{what} not reached within {within} s")
         await asyncio.sleep(every)
+
+
+@pytest.fixture(scope="module")
+def ca() -> trustme.CA:
+    """A private certificate authority (what a team's engine behind https is signed by)."""
+    return trustme.CA()
+
+
+@pytest_asyncio.fixture
+async def tls_engine(ca: trustme.CA) -> AsyncIterator[FakeEngine]:
+    """The scripted engine over TLS, its certificate issued by `ca` for 127.0.0.1."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1", "localhost").configure_cert(context)
+    engine = await FakeEngine().start(tls=context)
+    try:
+        yield engine
+    finally:
+        await engine.stop()

@@ -7,14 +7,11 @@ import ast
 import asyncio
 import logging
 import os
-import ssl
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 import trustme
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
@@ -31,22 +28,6 @@ pytestmark = pytest.mark.timeout(60)
 API_KEY = "sk-test-SECRET-9f8e7d6c"
 SOURCE_MARKER = "TOP_SECRET_SOURCE_TOKEN"
 COMPLETION_MARKER = "generated_secret_value_77"
-
-
-@pytest.fixture(scope="module")
-def ca() -> trustme.CA:
-    return trustme.CA()
-
-
-@pytest_asyncio.fixture
-async def tls_engine(ca: trustme.CA) -> AsyncIterator[FakeEngine]:
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ca.issue_cert("127.0.0.1", "localhost").configure_cert(context)
-    engine = await FakeEngine().start(tls=context)
-    try:
-        yield engine
-    finally:
-        await engine.stop()
 
 
 async def test_tls_is_verified_by_default(tls_engine: FakeEngine) -> None:

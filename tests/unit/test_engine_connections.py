@@ -108,16 +108,13 @@ async def test_an_engine_restart_between_completions_costs_nothing(engine: FakeE
         await client.aclose()
 
 
-async def test_over_tls_one_handshake_serves_many_completions_and_the_spare_is_verified_too() -> (
-    None
-):
+async def test_over_tls_one_handshake_serves_many_completions_and_the_spare_is_verified_too(
+    tls_engine: FakeEngine, ca: trustme.CA
+) -> None:
     """Over TLS a new connection costs a handshake on top of TCP's: completions read to the
     end share one, and the spare behind an abandoned stream verifies the engine's certificate
     like any other connection (the API key goes only to the engine)."""
-    ca = trustme.CA()
-    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ca.issue_cert("127.0.0.1").configure_cert(server_context)
-    engine = await FakeEngine().start(tls=server_context)
+    engine = tls_engine
     trusting = ssl.create_default_context()
     ca.configure_trust(trusting)
     client = EngineClient(engine.url, model="fake-model", api_key="sk-secret", verify=trusting)
@@ -136,4 +133,3 @@ async def test_over_tls_one_handshake_serves_many_completions_and_the_spare_is_v
         assert all(r.headers["authorization"] == "Bearer sk-secret" for r in engine.requests)
     finally:
         await client.aclose()
-        await engine.stop()

@@ -132,9 +132,9 @@ class FakeEngine:
         self._connections.add(writer)
         self.connections_opened += 1
         try:
-            served = 0
-            while await self._one_request(reader, writer, first=served == 0):
-                served += 1
+            first = True
+            while await self._one_request(reader, writer, first=first):
+                first = False
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
