@@ -68,3 +68,14 @@ async def test_closing_reaches_the_other_side(echo_port: int) -> None:
 def test_a_negative_round_trip_is_refused() -> None:
     with pytest.raises(ValueError, match="negative"):
         LatencyProxy(1, -0.1)
+
+
+async def test_a_url_of_the_relayed_server_becomes_the_proxys(echo_port: int) -> None:
+    proxy = await LatencyProxy(echo_port, 0.0).start()
+    try:
+        relayed = proxy.relay_url(f"https://127.0.0.1:{echo_port}/v1")
+        assert relayed == f"https://127.0.0.1:{proxy.port}/v1"
+        with pytest.raises(ValueError, match="not on port"):
+            proxy.relay_url(f"http://127.0.0.1:{echo_port + 1}/v1")
+    finally:
+        await proxy.stop()

@@ -87,7 +87,7 @@ async def run_overhead(
         urls[name] = engine.url
         if rtt_s > 0:
             proxies[name] = proxy = await LatencyProxy(engine.port, rtt_s).start()
-            urls[name] = f"http://127.0.0.1:{proxy.port}/v1"
+            urls[name] = proxy.relay_url(engine.url)
     text = large_file()
     lines = text.split("\n")
     # The cursor: the blank line in main(), near the end of the file; one character typed

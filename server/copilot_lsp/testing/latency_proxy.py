@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from urllib.parse import urlsplit, urlunsplit
 
 _CHUNK = 65536
 
@@ -29,6 +30,13 @@ class LatencyProxy:
         self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
+
+    def relay_url(self, url: str) -> str:
+        """`url` (a server on the target port) as reached through this proxy."""
+        parts = urlsplit(url)
+        if parts.port != self.target_port:
+            raise ValueError(f"{url} is not on port {self.target_port}, which this proxy relays")
+        return urlunsplit(parts._replace(netloc=f"127.0.0.1:{self.port}"))
 
     async def stop(self) -> None:
         if self._server is not None:
