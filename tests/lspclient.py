@@ -14,6 +14,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from copilot_lsp.client.driver import plain
+from copilot_lsp.lsp import methods
 
 SERVER = [sys.executable, "-m", "copilot_lsp", "--stdio"]
 
@@ -79,7 +80,7 @@ class Session:
         return list(result.items) if result is not None else []
 
     async def stats(self) -> dict[str, Any]:
-        result = await self.client.protocol.send_request_async("copilot/stats", {})
+        result = await self.client.protocol.send_request_async(methods.STATS_REQUEST, {})
         return plain(result)  # type: ignore[no-any-return]
 
 
@@ -105,7 +106,7 @@ def collect_partials(session: Session) -> list[dict[str, Any]]:
     """Every `copilot/partialCompletion` the server sends from now on, in arrival order."""
     received: list[dict[str, Any]] = []
 
-    @session.client.feature("copilot/partialCompletion")
+    @session.client.feature(methods.PARTIAL_COMPLETION)
     def on_partial(params: Any) -> None:
         received.append(plain(params))
 

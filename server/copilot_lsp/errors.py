@@ -31,6 +31,9 @@ class DocumentError(CopilotLspError):
 class EngineError(CopilotLspError):
     """The completion engine could not serve a request."""
 
+    retry_after_s: float | None = None
+    """How long the engine asked to be left alone (`Retry-After`), if it did."""
+
 
 class EngineUnavailable(EngineError):
     """The engine could not be reached at all (refused, timed out, name lookup failed)."""

@@ -1,8 +1,11 @@
 """What the LSP layer calls, in plain types: the copilot behind the protocol.
 
-One object holds the open documents (completion/workspace.py), the completion pipeline, the
-engine it streams from and the telemetry recorder; the LSP layer hands it decoded requests
-and encodes what it returns. Settings reach every part through `configure`.
+One object builds and holds the whole graph: the open documents (completion/workspace.py),
+the completion pipeline with its per-document sessions, the engine provider it streams from,
+the prompt formats and the telemetry recorder. The LSP layer hands it decoded requests and
+encodes what it returns, and hears back only through the callables it passes in (messages
+for the user, partial completions, engine state). Settings reach every part through
+`configure`.
 """
 
 from __future__ import annotations
@@ -11,16 +14,19 @@ import contextlib
 from dataclasses import dataclass
 from typing import Any
 
-from copilot_lsp.completion.pipeline import EngineStateListener
-from copilot_lsp.completion.prompt_format import PromptFormats
-from copilot_lsp.completion.streaming import Publisher, StreamingCompletionService
+from copilot_lsp.completion.live import Publisher
+from copilot_lsp.completion.pipeline import CompletionService
+from copilot_lsp.completion.prompt_format import Notify, PromptFormats
+from copilot_lsp.completion.suggestion import EngineStateListener
 from copilot_lsp.completion.workspace import Workspace
 from copilot_lsp.context.documents import Edit
 from copilot_lsp.engine.provider import EngineProvider
 from copilot_lsp.errors import CopilotLspError
+from copilot_lsp.models import embedded_tokenizer
 from copilot_lsp.positions import Encoding, Position, position_at
 from copilot_lsp.settings import Settings
 from copilot_lsp.telemetry.recorder import Recorder
+from copilot_lsp.telemetry.timeline import Feedback
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,24 +45,25 @@ class PlacedSuggestion:
 class CopilotService:
     def __init__(
         self,
-        engines: EngineProvider,
-        recorder: Recorder,
         *,
         publisher: Publisher | None = None,
         on_engine_state: EngineStateListener = lambda healthy, message: None,
-        formats: PromptFormats | None = None,
+        notify: Notify = lambda message: None,
+        engines: EngineProvider | None = None,
     ) -> None:
+        """`publisher` hears partial completions, `on_engine_state` the engine's health
+        changing and `notify` what the user should be told about the prompt format (once)."""
         self.settings = Settings()
-        self.engines = engines
-        self.recorder = recorder
+        self.engines = engines or EngineProvider()
+        self.recorder = Recorder(self.settings.telemetry)
         self.workspace = Workspace()
-        self.pipeline = StreamingCompletionService(
-            engines,
+        self.pipeline = CompletionService(
+            self.engines,
             lambda: self.settings,
             publisher=publisher,
-            on_timeline=recorder.record,
+            on_timeline=self.recorder.record,
             on_engine_state=on_engine_state,
-            formats=formats,
+            formats=PromptFormats(notify=notify, embedded_tokenizer=embedded_tokenizer),
         )
 
     def configure(self, settings: Settings) -> None:
@@ -64,6 +71,10 @@ class CopilotService:
         self.settings = settings
         self.recorder.configure(settings.telemetry)
         self.engines.configure(settings.engine)
+
+    def set_root(self, uri: str | None) -> None:
+        """The workspace folder (from `initialize`): paths in prompts are relative to it."""
+        self.workspace.set_root(uri)
 
     def open(self, uri: str, language_id: str, version: int, text: str) -> None:
         self.workspace.open(uri, language_id, version, text)
@@ -75,6 +86,22 @@ class CopilotService:
     def close(self, uri: str) -> None:
         self.workspace.close(uri)
         self.pipeline.forget(uri)
+
+    def lost_edit(self, uri: str) -> bool:
+        """An edit of `uri` could not be applied: its completions pause until the editor
+        sends the whole text again. False when `uri` is not open."""
+        if uri not in self.workspace:
+            return False
+        self.workspace.mark_out_of_sync(uri)
+        return True
+
+    def displayed(self, completion_id: str) -> bool:
+        """The editor showed the suggestion; False when the id is unknown."""
+        return self.recorder.displayed(completion_id)
+
+    def feedback(self, completion_id: str, kind: Feedback, chars: int | None = None) -> bool:
+        """What the user did with a suggestion (`chars`: how much of it was accepted)."""
+        return self.recorder.feedback(completion_id, kind, chars)
 
     async def complete(
         self, uri: str, cursor: Position, encoding: Encoding, *, automatic: bool

@@ -14,13 +14,23 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from copilot_lsp import paths
 from copilot_lsp.errors import ConfigError
 
 DEFAULT_ENGINE_URL = "http://127.0.0.1:8000/v1"
+RECOVERY_MARGIN = 0.10
+"""How far above the failover threshold a primary's acceptance must come back to recover."""
 
 
 class _Section(BaseModel):
@@ -56,9 +66,10 @@ class EngineSettings(_Section):
     acceptance_threshold: float = Field(default=0.45, ge=0.0, le=1.0)
     """Fail over when a primary's windowed acceptance rate (accepted / drafted tokens) stays
     below this."""
-    recovery_threshold: float = Field(default=0.55, ge=0.0, le=1.0)
-    """Return to a primary once its acceptance is back at or above this (hysteresis: keep it
-    above `acceptance_threshold`)."""
+    recovery_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    """Return to a primary once its acceptance is back at or above this; at least
+    `acceptance_threshold` (hysteresis). Unset: `acceptance_threshold` + 0.10 (0.55 with the
+    defaults)."""
     acceptance_window_s: float = Field(default=60.0, gt=0)
     """Seconds of drafts the acceptance rate is computed over."""
     min_window_drafts: int = Field(default=20, ge=1)
@@ -85,6 +96,28 @@ class EngineSettings(_Section):
     """A PEM file of CA certificates to trust for the engine (a private CA), instead of the
     system's and certifi's."""
 
+    @field_validator("recovery_threshold")
+    @classmethod
+    def _recovery_not_below_failover(
+        cls, value: float | None, info: ValidationInfo
+    ) -> float | None:
+        failover = info.data.get("acceptance_threshold")
+        if value is not None and failover is not None and value < failover:
+            raise ValueError(
+                f"engine.recoveryThreshold ({value}) is below engine.acceptanceThreshold "
+                f"({failover}), so a primary would flap between failing over and recovering: "
+                f"set recoveryThreshold to {failover} or more, or leave it unset "
+                f"({min(1.0, round(failover + RECOVERY_MARGIN, 4))})"
+            )
+        return value
+
+    @property
+    def recovery_at(self) -> float:
+        """The acceptance a failed-over primary must reach again (`recovery_threshold`)."""
+        if self.recovery_threshold is not None:
+            return self.recovery_threshold
+        return min(1.0, round(self.acceptance_threshold + RECOVERY_MARGIN, 4))
+
 
 class CompletionSettings(_Section):
     enable: bool = True
@@ -104,7 +137,7 @@ class CompletionSettings(_Section):
     stream for its own request instead of cancelling it: the suggestion minus the typed
     characters is the answer, with no new prompt for the engine to prefill. The request
     the editor cancels on that keystroke stays open for a moment (150 ms) so that the
-    next one can take it over (completion/inflight.py)."""
+    next one can take it over (completion/stream.py)."""
     multiline: Literal["auto", "never"] = "auto"
     """`auto`: multi-line when the cursor opens a block or sits on an empty line in one."""
     filters: bool = True

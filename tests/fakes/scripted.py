@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator
 
-from copilot_lsp.engine.types import CompletionRequest, StreamChunk
-from copilot_lsp.errors import EngineStreamError, EngineUnavailable
+from copilot_lsp.engine.types import CompletionRequest, ServedModel, StreamChunk
+from copilot_lsp.errors import EngineError, EngineStreamError, EngineUnavailable
 
 
 class ScriptedEngine:
@@ -20,6 +20,7 @@ class ScriptedEngine:
     """
 
     base_url = "http://engine.test/v1"
+    samples_exactly = True
 
     def __init__(self, chunks: list[str], pause: float = 0.0, fail: bool = False) -> None:
         self.chunks = chunks
@@ -34,6 +35,15 @@ class ScriptedEngine:
         self.sampled_requests: list[CompletionRequest] = []
         self.sampled_closed = 0
         self.sampled_sent = 0
+
+    async def served_model(self) -> ServedModel | None:
+        return None  # says nothing: the prompt format is the default one
+
+    async def count_tokens(self, text: str) -> int:
+        raise EngineError("the scripted engine has no tokenizer")
+
+    def model_source(self) -> object:
+        return self
 
     def stream(self, request: CompletionRequest) -> AsyncGenerator[StreamChunk, None]:
         if request.n is not None:

@@ -17,6 +17,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from copilot_lsp.lsp import methods
 from copilot_lsp.testing.fake_engine import Reply
 from tests.lsp.conftest import FakeSession as Session
 
@@ -266,7 +267,7 @@ async def test_malformed_json_rpc_gets_clear_errors_and_the_server_lives_on(
         )
         assert "capabilities" in (await server.response(1))["result"]
         server.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
-        stats = {"jsonrpc": "2.0", "method": "copilot/stats"}  # params omitted: allowed
+        stats = {"jsonrpc": "2.0", "method": methods.STATS_REQUEST}  # params omitted: allowed
 
         server.write(b"Content-Length: 9\r\n\r\n{bad json")  # invalid JSON, no newline after
         server.write(b"Content-Length: abc\r\n\r\n{}")  # a length that is not a number

@@ -29,7 +29,8 @@ from hypothesis import strategies as st
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from copilot_lsp.lsp.protocol import CopilotProtocol, read_messages
+from copilot_lsp.lsp import methods
+from copilot_lsp.lsp.pygls_guard import CopilotProtocol, read_messages
 from copilot_lsp.lsp.server import CopilotServer
 
 pytestmark = pytest.mark.timeout(300)
@@ -100,11 +101,11 @@ CLIENT_NOTIFICATIONS = [
     types.WINDOW_WORK_DONE_PROGRESS_CANCEL,
     types.NOTEBOOK_DOCUMENT_DID_OPEN,
     types.NOTEBOOK_DOCUMENT_DID_CHANGE,
-    "copilot/didShowCompletion",
-    "copilot/didPartiallyAccept",
-    "copilot/didDismissCompletion",
-    "textDocument/didShowCompletion",
-    "textDocument/didPartiallyAcceptCompletion",
+    methods.DID_SHOW,
+    methods.DID_PARTIALLY_ACCEPT,
+    methods.DID_DISMISS,
+    methods.COPILOT_DID_SHOW,
+    methods.COPILOT_DID_PARTIALLY_ACCEPT,
     "no/such/notification",
 ]
 
@@ -326,7 +327,7 @@ def test_notifications_with_params_of_the_wrong_types(client: RawClient) -> None
     @given(message=notifications())
     def one(message: dict[str, Any]) -> None:
         client.send(message)
-        answer = client.request("copilot/stats", None)
+        answer = client.request(methods.STATS_REQUEST, None)
         assert "result" in answer, answer
 
     one()
@@ -349,7 +350,7 @@ def test_a_null_configuration_reply_is_no_settings_and_is_logged_once(
         asked = client.server_request(types.WORKSPACE_CONFIGURATION)
         client.send({"jsonrpc": "2.0", "id": asked["id"], "result": None})
         still_serving(client)
-    stats = client.request("copilot/stats", None)["result"]
+    stats = client.request(methods.STATS_REQUEST, None)["result"]
     assert stats["engine"]["url"] == "http://127.0.0.1:9/v1"  # the other layers still apply
     bad = [m for m in client.logs if "reply to workspace/configuration" in m]
     assert len(bad) == 1, client.logs
@@ -359,7 +360,7 @@ def test_a_null_configuration_reply_is_no_settings_and_is_logged_once(
 def test_the_same_bad_notification_is_logged_once(client: RawClient) -> None:
     for _ in range(3):
         client.send({"jsonrpc": "2.0", "method": "$/setTrace", "params": {"value": 42}})
-    client.request("copilot/stats", None)
+    client.request(methods.STATS_REQUEST, None)
     assert len([m for m in client.logs if "$/setTrace" in m]) == 1, client.logs
     shut_down_cleanly(client)
 

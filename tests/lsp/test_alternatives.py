@@ -9,6 +9,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from copilot_lsp.lsp import methods
 from copilot_lsp.testing.fake_engine import Reply
 from tests.conftest import until
 from tests.lsp.conftest import FakeSession as Session
@@ -68,7 +69,7 @@ async def test_an_invoked_request_returns_distinct_alternatives_greedy_first(
     assert all("return sum(items)".startswith(p["text"]) for p in partials)
     # Accepting the second suggestion counts as an accepted alternative.
     await session.client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command="copilot.acceptCompletion", arguments=[f"{first}#2"])
+        types.ExecuteCommandParams(command=methods.ACCEPT_COMMAND, arguments=[f"{first}#2"])
     )
     stats = await session.stats()
     assert stats["outcomes"]["accepted"] == 1

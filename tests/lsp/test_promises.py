@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
+from copilot_lsp.lsp import methods
 from copilot_lsp.testing.fake_engine import FakeEngine, Reply
 from tests.lsp.conftest import FakeSession as Session
 from tests.lspclient import collect_partials, server_session
@@ -196,11 +197,11 @@ async def test_copilots_did_show_completion_counts_as_displayed(session: Session
     uri = session.open("x = \n")
     items = await session.complete(uri, 0, 4)
     completion_id = items[0].command.arguments[0]
-    command = {"title": "a", "command": "copilot.acceptCompletion", "arguments": [completion_id]}
+    command = {"title": "a", "command": methods.ACCEPT_COMMAND, "arguments": [completion_id]}
     item = {"insertText": "shown_1", "command": command}
     notify = session.client.protocol.notify
-    notify("textDocument/didShowCompletion", {"item": item})
-    notify("textDocument/didShowCompletion", {"item": item})  # a redraw: still one
+    notify(methods.COPILOT_DID_SHOW, {"item": item})
+    notify(methods.COPILOT_DID_SHOW, {"item": item})  # a redraw: still one
     stats = await session.stats()
     assert stats["outcomes"]["displayed"] == 1
     await settle(lambda: {"id": completion_id, "displayed": True} in log_records(session))

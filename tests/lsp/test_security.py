@@ -35,7 +35,7 @@ async def test_tls_is_verified_by_default(tls_engine: FakeEngine) -> None:
     client = EngineClient(tls_engine.url, verify=verify_option(EngineSettings()))
     try:
         with pytest.raises(EngineUnavailable, match=r"CERTIFICATE_VERIFY_FAILED|certificate"):
-            await client.list_models()
+            await client.served_models()
     finally:
         await client.aclose()
 
@@ -48,7 +48,7 @@ async def test_a_custom_ca_file_is_trusted_and_the_key_travels_encrypted(
     options = EngineSettings(ca_file=bundle, api_key=API_KEY)  # type: ignore[arg-type]
     client = EngineClient(tls_engine.url, api_key=API_KEY, verify=verify_option(options))
     try:
-        assert await client.list_models() == ["fake-model"]
+        assert [m.id for m in await client.served_models()] == ["fake-model"]
     finally:
         await client.aclose()
 
@@ -67,7 +67,7 @@ async def test_turning_verification_off_works_and_warns(
     assert "NOT checked" in caplog.text
     client = EngineClient(tls_engine.url, verify=verify)
     try:
-        assert await client.list_models() == ["fake-model"]
+        assert [m.id for m in await client.served_models()] == ["fake-model"]
     finally:
         await client.aclose()
 

@@ -11,6 +11,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import client_capabilities
 
+from copilot_lsp.lsp import methods
 from copilot_lsp.testing.fake_engine import Reply
 from tests.conftest import until
 from tests.lsp.conftest import FakeSession as Session
@@ -44,7 +45,7 @@ async def test_initialize_advertises_inline_completion(session: Session) -> None
     assert sync.change == types.TextDocumentSyncKind.Incremental
     assert sync.open_close is True
     assert capabilities.execute_command_provider is not None
-    assert "copilot.acceptCompletion" in capabilities.execute_command_provider.commands
+    assert methods.ACCEPT_COMMAND in capabilities.execute_command_provider.commands
     assert capabilities.position_encoding == types.PositionEncodingKind.Utf16
 
 
@@ -60,7 +61,7 @@ async def test_multiline_completion_is_cut_at_block_end_and_stream_closed(
         "if n < 2:\n        return n\n    return fibonacci(n - 1) + fibonacci(n - 2)"
     )
     assert items[0].range == types.Range(types.Position(2, 4), types.Position(2, 4))
-    assert items[0].command.command == "copilot.acceptCompletion"
+    assert items[0].command.command == methods.ACCEPT_COMMAND
     request = session.engine.requests[0]
     assert request.body["stream"] is True
     assert request.body["prompt"] == FIB[: FIB.index("    \n") - 1]  # trailing blanks held back

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
+from copilot_lsp.lsp import methods
 from copilot_lsp.testing.fake_engine import Reply
 from tests.lsp.conftest import FakeSession as Session
 from tests.lspclient import collect_partials
@@ -111,17 +112,17 @@ async def test_accept_tracking_reaches_stats_and_log(session: Session) -> None:
         ids.append(items[0].command.arguments[0])
     notify = session.client.protocol.notify
     for completion_id in ids:
-        notify("copilot/didShowCompletion", {"completionId": completion_id})
-    notify("copilot/didShowCompletion", {"completionId": ids[0]})  # a redraw: still one
-    notify("copilot/didPartiallyAccept", {"completionId": ids[1], "acceptedLength": 3})
-    notify("copilot/didPartiallyAccept", {"completionId": ids[1], "acceptedLength": 5})
-    notify("copilot/didDismissCompletion", {"completionId": ids[2]})
+        notify(methods.DID_SHOW, {"completionId": completion_id})
+    notify(methods.DID_SHOW, {"completionId": ids[0]})  # a redraw: still one
+    notify(methods.DID_PARTIALLY_ACCEPT, {"completionId": ids[1], "acceptedLength": 3})
+    notify(methods.DID_PARTIALLY_ACCEPT, {"completionId": ids[1], "acceptedLength": 5})
+    notify(methods.DID_DISMISS, {"completionId": ids[2]})
     # GitHub Copilot's shape: the id is the accept command's argument.
-    command = {"title": "a", "command": "copilot.acceptCompletion", "arguments": [ids[3]]}
+    command = {"title": "a", "command": methods.ACCEPT_COMMAND, "arguments": [ids[3]]}
     item = {"insertText": "value_1", "command": command}
-    notify("textDocument/didPartiallyAcceptCompletion", {"item": item, "acceptedLength": 2})
+    notify(methods.COPILOT_DID_PARTIALLY_ACCEPT, {"item": item, "acceptedLength": 2})
     await session.client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command="copilot.acceptCompletion", arguments=[ids[0]])
+        types.ExecuteCommandParams(command=methods.ACCEPT_COMMAND, arguments=[ids[0]])
     )
     stats = await session.stats()
     assert stats["outcomes"]["displayed"] == 4

@@ -301,7 +301,7 @@ async def test_an_engine_that_samples_wrongly_gets_greedy_requests_only() -> Non
     explicit request then gets the greedy suggestion alone, and no sampled request is sent."""
     engine = ScriptedEngine(GREEDY)
     engine.choices = [["\n    return 0\n"], ["\n    return 1\n"]]
-    engine.samples_exactly = False  # type: ignore[attr-defined]
+    engine.samples_exactly = False
     service, timelines = service_for(engine)
     suggestion = await service.complete("file:///a.py", "python", TEXT, CURSOR, automatic=False)
     assert suggestion is not None and suggestion.text == "return n + 1"
@@ -318,7 +318,7 @@ async def test_a_temperature_is_not_sent_to_an_engine_that_samples_wrongly(
     service, _ = service_for(engine, settings)
     await service.complete("file:///a.py", "python", TEXT, CURSOR, automatic=True)
     assert engine.requests[-1].temperature == 0.3  # an engine that samples right gets it
-    engine.samples_exactly = False  # type: ignore[attr-defined]
+    engine.samples_exactly = False
     for _ in range(2):
         suggestion = await service.complete("file:///a.py", "python", TEXT, CURSOR, automatic=True)
         assert suggestion is not None and suggestion.text == "return n + 1"

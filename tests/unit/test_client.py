@@ -131,7 +131,7 @@ async def test_authorization_header_with_api_key() -> None:
     engine = Engine()
     client = make_client(engine, api_key="sk-abc", model="m")
     await collect(client, REQUEST)
-    await client.list_models()
+    await client.served_models()
     for request in engine.requests:
         assert request.headers["authorization"] == "Bearer sk-abc"
 
@@ -150,8 +150,8 @@ async def test_model_discovered_once() -> None:
     client = make_client(engine)
     await collect(client, REQUEST)
     await collect(client, REQUEST)
-    assert await client.model() == "first-model"
-    assert engine.model_calls == 1
+    assert engine.model_calls == 1  # asked once, kept for every later request
+    assert (await client.served_model()).id == "first-model"
     assert [b["model"] for b in engine.completion_bodies()] == ["first-model", "first-model"]
 
 
@@ -219,7 +219,7 @@ async def test_models_http_error() -> None:
 
     client = EngineClient(BASE, http=httpx.AsyncClient(transport=httpx.MockTransport(handler)))
     with pytest.raises(EngineHTTPError) as info:
-        await client.list_models()
+        await client.served_models()
     assert info.value.status_code == 401
 
 
@@ -229,7 +229,7 @@ async def test_models_unexpected_body() -> None:
 
     client = EngineClient(BASE, http=httpx.AsyncClient(transport=httpx.MockTransport(handler)))
     with pytest.raises(EngineStreamError):
-        await client.list_models()
+        await client.served_models()
 
 
 async def test_malformed_json_event() -> None:

@@ -6,8 +6,9 @@ import asyncio
 
 import pytest
 
-from copilot_lsp.completion.inflight import ADOPTION_GRACE_S, InFlight
-from copilot_lsp.completion.pipeline import CompletionService, Suggestion
+from copilot_lsp.completion.pipeline import CompletionService
+from copilot_lsp.completion.stream import ADOPTION_GRACE_S, EngineStream
+from copilot_lsp.completion.suggestion import Suggestion
 from copilot_lsp.settings import Settings
 from copilot_lsp.telemetry.timeline import Timeline
 from tests.fakes.scripted import ScriptedEngine
@@ -180,7 +181,7 @@ async def test_a_stream_taken_over_twice_answers_the_latest_keystroke() -> None:
 
 def test_only_characters_typed_at_the_streams_cursor_count() -> None:
     timeline = Timeline.start(URI, "python", "automatic")
-    flight = InFlight(URI, TEXT, CURSOR, timeline, automatic=True)
+    flight = EngineStream(URI, TEXT, CURSOR, timeline, automatic=True)
     flight.relay(Suggestion(timeline.id, "return n", CURSOR, CURSOR, timeline))
     assert flight.typed_since(*typed("ret")) == "ret"
     assert flight.typed_since(*typed("return n")) == "return n"

@@ -3,6 +3,8 @@
 - pygls and lsprotocol are imported only under `lsp/` (the server) and `client/` (what drives
   the server from outside);
 - no two packages import each other (imports under `if TYPE_CHECKING:` do not count);
+- no module imports itself through others: no import circle between modules, imports under
+  `if TYPE_CHECKING:` included;
 - `completion/` imports nothing from the LSP layer, the client, the command line, serving or
   draft training, and from `engine/` only the interface it codes against (`engine/types.py`);
 - no module in `server/copilot_lsp` is over 450 lines.
@@ -77,13 +79,19 @@ def _runtime_imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
     return found
 
 
-def imports(known: dict[str, Path]) -> list[Import]:
-    """Each module's runtime imports, `from X import name` resolved to X.name when that is a
-    module of ours, relative imports resolved against the importer."""
+def _every_import(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)]
+
+
+def imports(known: dict[str, Path], *, type_checking: bool = False) -> list[Import]:
+    """Each module's runtime imports (with `type_checking`, those for the type checker too),
+    `from X import name` resolved to X.name when that is a module of ours, relative imports
+    resolved against the importer."""
     result: list[Import] = []
+    read = _every_import if type_checking else _runtime_imports
     for name, path in known.items():
         is_package = path.name == "__init__.py"
-        for node in _runtime_imports(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in read(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 result += [Import(name, alias.name, node.lineno) for alias in node.names]
                 continue
@@ -135,6 +143,51 @@ def test_no_two_packages_import_each_other() -> None:
         if a < b and (b, a) in edges
     )
     assert mutual == []
+
+
+def circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import each other through any path (Tarjan's strongly
+    connected components of more than one module)."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        order[node] = low[node] = len(order)
+        stack.append(node)
+        for target in sorted(edges.get(node, ())):
+            if target not in order:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], order[target])
+        if low[node] == order[node]:
+            group = []
+            while (member := stack.pop()) != node:
+                group.append(member)
+            if group:
+                found.append(sorted([node, *group]))
+
+    for node in sorted(edges):
+        if node not in order:
+            visit(node)
+    return found
+
+
+def test_no_import_circle_between_modules() -> None:
+    known = modules()
+    edges: dict[str, set[str]] = defaultdict(set)
+    for item in imports(known, type_checking=True):
+        if item.imported in known and item.imported != item.importer:
+            edges[item.importer].add(item.imported)
+    assert circles(edges) == []
+
+
+def test_the_circle_finder_finds_a_circle_through_three_modules() -> None:
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert circles(edges) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
 
 
 def test_completion_imports_nothing_from_the_layers_around_it() -> None:

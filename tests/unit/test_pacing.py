@@ -88,7 +88,7 @@ async def test_a_request_left_unanswered_stretches_the_next_debounce() -> None:
     await _superseded_before_first_token(service, engine)
     assert slept[0] == pytest.approx(0.04)
     assert 0.075 <= slept[1] <= 0.25  # a quarter of at least 0.3 s
-    assert 0.15 <= service.pace.ttft_s < 0.3  # the newer one's quick answer pulled it down
+    assert 0.15 <= service.stages.pace.ttft_s < 0.3  # the newer one's quick answer pulled it down
 
 
 async def test_by_default_a_slow_engine_keeps_the_configured_debounce() -> None:

@@ -7,18 +7,20 @@ completion went. Time is a fake clock; polls happen when the test calls `poll_on
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 
 import httpx
 import pytest
+from pydantic import ValidationError
 
 from copilot_lsp.engine.client import EngineClient
 from copilot_lsp.engine.router import Router, RoutingPolicy, router_from_settings
 from copilot_lsp.engine.types import CompletionRequest, StreamChunk
 from copilot_lsp.errors import EngineUnavailable
-from copilot_lsp.settings import EngineSettings
+from copilot_lsp.settings import EngineSettings, Settings, apply_layer_leniently
 
 REQUEST = CompletionRequest(prompt="def f(", max_tokens=8)
 
@@ -88,8 +90,9 @@ class Pool:
             [self.url(p) for p in primaries],
             self.url(fallback) if fallback else None,
             make_client=lambda url: EngineClient(url, model="m", http=self.http),
-            policy=RoutingPolicy(
-                **{"min_drafts": 10, "window_s": 30.0, "probe_interval_s": 0.0, **policy}
+            policy=dataclasses.replace(
+                RoutingPolicy.from_settings(EngineSettings()),
+                **{"min_drafts": 10, "window_s": 30.0, "probe_interval_s": 0.0, **policy},
             ),
             http=self.http,
             clock=self.clock,
@@ -266,15 +269,30 @@ def test_router_from_settings_builds_the_pool_and_policy() -> None:
         endpoints=["http://r1/v1/", "http://r2/v1"],
         fallback_url="http://plain/v1",
         acceptance_threshold=0.5,
-        recovery_threshold=0.4,  # below the threshold: raised to it, never flapping
     )
     router = router_from_settings(settings, "http://ignored/v1")
     assert [e.url for e in router.primaries] == ["http://r1/v1", "http://r2/v1"]
     assert router.fallback is not None and router.fallback.url == "http://plain/v1"
     assert router.policy.threshold == 0.5
-    assert router.policy.recovery_threshold == 0.5
+    assert router.policy.recovery_threshold == 0.6  # unset: the threshold plus the margin
     single = router_from_settings(EngineSettings(), "http://one/v1")
     assert [e.url for e in single.primaries] == ["http://one/v1"] and single.fallback is None
+    assert single.policy.recovery_threshold == 0.55
+
+
+def test_a_recovery_threshold_below_the_failover_one_is_refused_naming_the_fix() -> None:
+    with pytest.raises(ValidationError) as refused:
+        EngineSettings(acceptance_threshold=0.5, recovery_threshold=0.4)
+    assert "recoveryThreshold" in str(refused.value) and "0.5 or more" in str(refused.value)
+    kept, problems = apply_layer_leniently(
+        Settings(),
+        {"engine": {"acceptanceThreshold": 0.5, "recoveryThreshold": 0.4, "url": "http://e/v1"}},
+        "workspace/configuration",
+    )
+    assert len(problems) == 1 and "recovery_threshold" in problems[0]
+    # Only the contradicting field is dropped: the rest of the layer applies.
+    assert kept.engine.url == "http://e/v1" and kept.engine.acceptance_threshold == 0.5
+    assert kept.engine.recovery_at == 0.6
 
 
 async def test_leaving_a_stream_closes_the_endpoints_stream_at_once() -> None:

@@ -13,18 +13,18 @@ def test_engine_is_a_router_from_the_settings_and_stats_show_it(
 ) -> None:
     monkeypatch.setenv("COPILOT_LSP_STATE_DIR", "/nonexistent-copilot-lsp-state")
     server = CopilotServer()
-    assert server.stats()["engine"]["routing"] is None
-    server.set_layer(
+    assert server.service.stats()["engine"]["routing"] is None
+    server.layers.set_layer(
         "initializationOptions",
         {"engine": {"endpoints": ["http://a/v1", "http://b/v1"], "fallbackUrl": "http://p/v1"}},
     )
-    router = server.engine()
+    router = server.service.engines.current()
     assert isinstance(router, Router)
-    assert server.engine() is router  # same settings: same router, same monitors
-    routing = server.stats()["engine"]["routing"]
+    assert server.service.engines.current() is router  # same settings: same router, same monitors
+    routing = server.service.stats()["engine"]["routing"]
     assert [e["url"] for e in routing["endpoints"]] == ["http://a/v1", "http://b/v1", "http://p/v1"]
     assert [e["role"] for e in routing["endpoints"]] == ["primary", "primary", "fallback"]
     assert routing["threshold"] == 0.45
-    server.set_layer("initializationOptions", {"engine": {"acceptanceThreshold": 0.3}})
-    assert server.engine() is not router
-    assert server.stats()["engine"]["routing"]["threshold"] == 0.3
+    server.layers.set_layer("initializationOptions", {"engine": {"acceptanceThreshold": 0.3}})
+    assert server.service.engines.current() is not router
+    assert server.service.stats()["engine"]["routing"]["threshold"] == 0.3

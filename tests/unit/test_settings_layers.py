@@ -111,7 +111,7 @@ def test_an_unknown_prompt_family_lists_the_known_ones(
     server = CopilotServer()
     shown = popups(server, monkeypatch)
     server.layers.load_base()
-    server.set_layer("initializationOptions", {"prompt": {"family": "qwen-coder"}})
+    server.layers.set_layer("initializationOptions", {"prompt": {"family": "qwen-coder"}})
     assert server.layers.current.prompt.family == "qwen2.5-coder"  # the layer below still applies
     [message] = shown
     assert "unknown model family 'qwen-coder'" in message
@@ -125,7 +125,7 @@ def test_each_message_reaches_the_editor_once(monkeypatch: pytest.MonkeyPatch) -
     server.layers.load_base()
     bad: dict[str, Any] = {"completion": {"maxTokens": "many", "temprature": 0.1}}
     for _ in range(3):  # every configuration change merges the layers again
-        server.set_layer("workspace/configuration", bad)
+        server.layers.set_layer("workspace/configuration", bad)
     assert len(shown) == 2, shown
     assert any("max_tokens" in m for m in shown)
     assert any("did you mean `completion.temperature`" in m for m in shown)

@@ -1,135 +1,88 @@
-"""From a cursor to a suggestion: debounce, cancel superseded work, prompt, stream, cut.
+"""From a cursor to a suggestion: one request at a time per document, through named stages.
 
-One request per document is in flight at a time: a newer request for the same document
-cancels the older one wherever it is (waiting out the debounce, or streaming from the
-engine, whose HTTP stream is then closed so the engine stops generating).
+A request first meets its document's session (completion/session.py). Typing along with
+the open engine stream takes that stream over; typing the start of the suggestion on screen
+is answered from it (type-through); otherwise a newer request supersedes the older one
+(whose HTTP stream is closed, so the engine stops generating) and opens an engine stream of
+its own, which runs the stages of completion/stages.py: plan → prepare → stream and cut →
+finish. The request waits for its answer as the stream's follower; streaming previews and
+early answers are a live view composed onto that wait (completion/live.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import bisect
-import dataclasses
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import tree_sitter
 
-from copilot_lsp.completion import alternatives
-from copilot_lsp.completion.admission import Backoff, InflightLimiter
-from copilot_lsp.completion.alignment import WhitespaceAligner
-from copilot_lsp.completion.assembly import (
-    ANCHOR,
-    Limits,
-    OtherDocument,
-    PromptRequest,
-    RecentChunk,
-    build_prompt,
-)
-from copilot_lsp.completion.budget import EngineTokenCounter
-from copilot_lsp.completion.cutting import BlockCutter
-from copilot_lsp.completion.inflight import InFlight, OpenStreams
-from copilot_lsp.completion.mode import Mode, choose_mode
-from copilot_lsp.completion.pacing import EnginePace
-from copilot_lsp.completion.postprocess import fit_to_file, replaced_closers
+from copilot_lsp.completion.assembly import OtherDocument, RecentChunk
+from copilot_lsp.completion.live import LiveView, Publisher
+from copilot_lsp.completion.mode import Mode
 from copilot_lsp.completion.prompt_format import PromptFormats
 from copilot_lsp.completion.request import DefinitionSource, InlineRequest, inline_request
-from copilot_lsp.completion.templates import PromptTemplate
-from copilot_lsp.completion.typethrough import TypeThroughCache
-from copilot_lsp.completion.window import CursorContext
-from copilot_lsp.engine.types import CompletionEngine, CompletionRequest
+from copilot_lsp.completion.session import DocumentSession, Sessions
+from copilot_lsp.completion.stages import InlineStages
+from copilot_lsp.completion.stream import (
+    ADOPTION_GRACE_S,
+    EngineStream,
+    Follower,
+)
+from copilot_lsp.completion.suggestion import (
+    EngineStateListener,
+    PartialSink,
+    Suggestion,
+    TimelineSink,
+)
+from copilot_lsp.completion.takeover import take_over
+from copilot_lsp.engine.types import CompletionEngine
 from copilot_lsp.errors import EngineError
 from copilot_lsp.models import embedded_tokenizer
-from copilot_lsp.positions import line_content
-from copilot_lsp.settings import CompletionSettings, Settings
-from copilot_lsp.telemetry.timeline import Timeline
+from copilot_lsp.settings import EditorSettings, Settings
+from copilot_lsp.telemetry.timeline import Outcome, Timeline
 
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class Suggestion:
-    """Text to insert at the cursor (code-point offset into the document as it was)."""
-
-    id: str
-    text: str
-    offset: int
-    end_offset: int
-    """Equal to `offset` for an insertion; past it when closers right of the cursor are
-    replaced by the same closers at the end of the completion."""
-    timeline: Timeline
-    alternatives: tuple[alternatives.Alternative, ...] = ()
-    """Further suggestions after this one (explicit requests; completion/alternatives.py)."""
-
-
-EngineStateListener = Callable[[bool, str], None]
-TimelineSink = Callable[[Timeline], None]
-PartialSink = Callable[[Suggestion], None]
-"""Hears a streaming suggestion's text so far (an insertion at the cursor, not yet final)."""
-
-
 class CompletionService:
-    """Serves completion requests; owns the per-document in-flight bookkeeping."""
+    """Serves inline completion requests over one engine; keeps each document's session."""
 
     def __init__(
         self,
         engine: CompletionEngine,
         settings: Callable[[], Settings],
         *,
+        publisher: Publisher | None = None,
         on_timeline: TimelineSink = lambda timeline: None,
         on_engine_state: EngineStateListener = lambda healthy, message: None,
         clock: Callable[[], float] = time.perf_counter,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         formats: PromptFormats | None = None,
     ) -> None:
-        self.formats = formats or PromptFormats(embedded_tokenizer=embedded_tokenizer)
-        """The prompt format for the engine in use (family, template, token counter)."""
-        self.typethrough = TypeThroughCache()
+        formats = formats or PromptFormats(embedded_tokenizer=embedded_tokenizer)
+        self.stages = InlineStages(engine, formats, clock=clock, sleep=sleep)
+        self.sessions = Sessions()
         self._engine = engine
         self._settings = settings
-        self._on_timeline = on_timeline
+        self._publisher = publisher
+        """Where partial updates go (the LSP layer's notifications); None: nobody listens."""
+        self._record = on_timeline
         self._on_engine_state = on_engine_state
         self._clock = clock
-        self._sleep = sleep
-        self.streams = OpenStreams(self.typethrough, on_timeline)
-        """Each document's open engine request (completion/inflight.py)."""
         self.engine_healthy: bool | None = None
-        self.backoff = Backoff(clock)
-        self.slots = InflightLimiter()
-        """Engine requests open now, over all documents (`completion.max_inflight`)."""
-        self.pace = EnginePace()
-        """The engine's recent time to first token, which the debounce follows."""
-        self._greedy_only: set[str] = set()
-        """Engines told (in the log) that their completions stay greedy."""
 
     @property
-    def _samples_exactly(self) -> bool:
-        """False for an engine whose speculative decoding samples wrongly: vLLM's CPU build
-        returns word salad at any temperature above 0 there (engine/state.py), while its greedy
-        output is exact. Engines that do not say are taken to sample right."""
-        return bool(getattr(self._engine, "samples_exactly", True))
-
-    def _temperature(self, wanted: float) -> float:
-        """`wanted`, or greedy for an engine that samples wrongly."""
-        if wanted == 0 or self._samples_exactly:
-            return wanted
-        url = self._engine.base_url
-        if url not in self._greedy_only:
-            self._greedy_only.add(url)
-            logger.warning(
-                "completion.temperature %.2f ignored for %s: its speculative decoding samples "
-                "wrongly (vLLM's CPU build); completions there are greedy",
-                wanted,
-                url,
-            )
-        return 0.0
+    def formats(self) -> PromptFormats:
+        """The prompt format for the engine in use (family, template, token counter)."""
+        return self.stages.formats
 
     @property
     def inflight(self) -> int:
-        return self.streams.running
+        return self.sessions.streaming
 
     def state(self) -> dict[str, Any]:
         """Engine health, requests in flight, engine requests open now and at most so far
@@ -137,9 +90,9 @@ class CompletionService:
         return {
             "healthy": self.engine_healthy,
             "inflight": self.inflight,
-            "requests_open": self.slots.active,
-            "requests_open_peak": self.slots.peak,
-            "failures_in_a_row": self.backoff.failures,
+            "requests_open": self.stages.slots.active,
+            "requests_open_peak": self.stages.slots.peak,
+            "failures_in_a_row": self.stages.backoff.failures,
         }
 
     async def complete(
@@ -175,6 +128,10 @@ class CompletionService:
         )
         return await self.serve(request, on_partial)
 
+    def forget(self, uri: str) -> None:
+        """Drop what is kept for a closed document."""
+        self.sessions.close(uri)
+
     async def serve(
         self, request: InlineRequest, on_partial: PartialSink | None = None
     ) -> Suggestion | None:
@@ -185,229 +142,206 @@ class CompletionService:
         CancelledError when the caller itself is cancelled (`$/cancelRequest`).
         """
         settings = self._settings()
-        uri, text, offset = request.uri, request.text, request.offset
+        session = self.sessions.of(request.uri)
+        session.begin(request.version)
+        live = self._live_view(session, request, settings.editor)
+        if live is not None and live.answered_early and live.final is not None:
+            # Asked again where the early answer was shown: the client wants the rest.
+            return await self._wait(session, live, None)
         timeline = Timeline.start(
-            uri,
+            request.uri,
             request.language_id,
             "automatic" if request.automatic else "invoked",
             self._clock,
         )
-        typed_along = self.streams.supersede(request, settings.completion.adopt_typed_streams)
-        if typed_along is not None:
-            return await self.streams.adopt(*typed_along, timeline, request, on_partial)
-        remaining = self.typethrough.lookup(uri, text, offset, unchanged=request.automatic)
-        if remaining is not None:
-            return self._typed_through(timeline, offset, remaining.completion, remaining.end_offset)
-        flight = InFlight(uri, text, offset, timeline, request.automatic, listener=on_partial)
-        flight.task = asyncio.ensure_future(
-            self._run(timeline, request.window, request.prompt, settings, request.automatic, flight)
+        sink = _both(live.grow, on_partial) if live is not None else on_partial
+        follower = self._follower(session, request, settings, timeline, sink)
+        if live is None:
+            return await self._follow(session, follower)
+        live.attach(follower.answer)
+        return await self._wait(session, live, settings.editor.early_answer_ms, follower)
+
+    def _live_view(
+        self, session: DocumentSession, request: InlineRequest, options: EditorSettings
+    ) -> LiveView | None:
+        """The request's live view, when the editor wants previews or early answers: the one
+        answered early at this very place, else a new one."""
+        publisher = self._publisher if options.streaming else None
+        if publisher is None and options.early_answer_ms is None:
+            session.live = None
+            return None
+        live = session.live
+        if live is not None and live.at(request.text, request.offset) and live.has_rest:
+            return live
+        session.live = LiveView(
+            request.uri,
+            request.text,
+            request.offset,
+            request.version,
+            publisher,
+            options.partial_interval_ms / 1000.0,
         )
-        self.streams.open(uri, flight)
-        suggestion = await self.streams.follow(uri, flight, timeline)
-        if suggestion is not None:
-            self.streams.remember(flight, suggestion)
-        return suggestion
+        return session.live
 
-    def _typed_through(
-        self, timeline: Timeline, offset: int, completion: str, end: int
-    ) -> Suggestion:
-        timeline.mode = "type-through"
-        timeline.chars_shown = len(completion)
-        timeline.finish("shown")
-        self._on_timeline(timeline)
-        # The engine's suggestion stays the reference (a backspace may come back into it).
-        return Suggestion(timeline.id, completion, offset, end, timeline)
+    def _follower(
+        self,
+        session: DocumentSession,
+        request: InlineRequest,
+        settings: Settings,
+        timeline: Timeline,
+        on_partial: PartialSink | None,
+    ) -> Follower:
+        """How `request` gets its answer: typing along with the open stream, typing through
+        the suggestion on screen, or a stream of its own."""
+        typed_along = session.supersede(request, settings.completion.adopt_typed_streams)
+        if typed_along is not None:
+            stream, typed = typed_along
+            return take_over(
+                stream, typed, timeline, request, session.shown, on_partial, self._conclude
+            )
+        remaining = session.shown.lookup(request.text, request.offset, unchanged=request.automatic)
+        if remaining is not None:
+            timeline.mode = "type-through"
+            timeline.chars_shown = len(remaining.completion)
+            self._conclude(timeline, "shown")
+            # The engine's suggestion stays the reference (a backspace may come back into it).
+            return Follower.answered(
+                timeline,
+                Suggestion(
+                    timeline.id,
+                    remaining.completion,
+                    request.offset,
+                    remaining.end_offset,
+                    timeline,
+                ),
+            )
+        stream = EngineStream(
+            request.uri, request.text, request.offset, timeline, request.automatic
+        )
+        follower = Follower(timeline, on_partial)
+        stream.follow(follower)
+        session.stream = stream
+        stream.task = asyncio.ensure_future(self._run(session, stream, request, settings))
+        # A task cancelled before its first step never runs `_run`'s own ending.
+        stream.task.add_done_callback(lambda _: self._stopped_unstarted(session, stream))
+        return follower
 
-    def forget(self, uri: str) -> None:
-        """Drop what is kept for a closed document."""
-        self.typethrough.forget(uri)
-        self.streams.forget(uri)
+    async def _follow(self, session: DocumentSession, follower: Follower) -> Suggestion | None:
+        """`follower`'s answer; cancelled (`$/cancelRequest`), its stream stays open a moment
+        for the next keystroke's request when it is automatic and has produced text."""
+        try:
+            await asyncio.wait({follower.answer})
+        except asyncio.CancelledError:
+            await self._abandon(session, follower)
+            raise
+        return follower.answer.result()
+
+    async def _wait(
+        self,
+        session: DocumentSession,
+        live: LiveView,
+        budget_ms: int | None,
+        follower: Follower | None = None,
+    ) -> Suggestion | None:
+        """The live view's answer: whole, or early once `budget_ms` has passed."""
+        try:
+            answer = await live.answer(budget_ms)
+        except asyncio.CancelledError:
+            # Unless an earlier request was answered from this stream and may still come back
+            # for the rest, the client's giving up stops it.
+            if follower is not None and not live.answered_early:
+                await self._abandon(session, follower)
+            raise
+        if session.live is live and live.final is not None and live.final.done():
+            session.live = None  # served in full: a new request regenerates
+        return answer
+
+    async def _abandon(self, session: DocumentSession, follower: Follower) -> None:
+        """`follower`'s request was cancelled: park or stop the stream it was following."""
+        stream = session.stream
+        if stream is None or stream.follower is not follower:
+            follower.settle(None, "cancelled")  # its stream answers another request by now
+            return
+        if not stream.park(ADOPTION_GRACE_S, lambda: session.expire(stream)):
+            stream.stop("cancelled")
+            if stream.task is not None:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await stream.task
+        follower.settle(None, "cancelled")
 
     async def _run(
         self,
-        timeline: Timeline,
-        context: CursorContext,
-        prompt_request: PromptRequest,
+        session: DocumentSession,
+        stream: EngineStream,
+        request: InlineRequest,
         settings: Settings,
-        automatic: bool,
-        flight: InFlight,
     ) -> Suggestion | None:
+        """The engine stream's life: the stages, then how it ended, recorded once."""
         try:
-            suggestion = await self._produce(
-                timeline, context, prompt_request, settings, automatic, flight.relay
-            )
+            suggestion, produced, detail = await self._stages(request, settings, stream)
         except asyncio.CancelledError:
-            timeline.finish("cancelled" if timeline.outcome == "cancelled" else "superseded")
-            self._on_timeline(timeline)
+            stream.conclude(None, None, self._record)
+            session.release(stream)
             raise
         except EngineError as error:
-            timeline.finish("error", str(error))
-            self._on_timeline(timeline)
-            self._set_engine_state(False, str(error))
-            cap = settings.engine.backoff_max_s
-            if cap > 0:
-                pause = self.backoff.failed(cap, getattr(error, "retry_after_s", None))
-                logger.info(
-                    "engine failure %d in a row: automatic completions pause %.2f s",
-                    self.backoff.failures,
-                    pause,
-                )
+            stream.conclude("error", None, self._record, str(error))
+            session.release(stream)
+            self._engine_failed(error, settings)
             return None
-        self.streams.settle(flight, suggestion)
-        self._on_timeline(timeline)
+        except Exception as error:  # not the engine's (a broken model family file): the
+            # request fails with it, and the server tells the user
+            stream.conclude("error", None, self._record, str(error), failure=error)
+            session.release(stream)
+            return None
+        if suggestion is not None:
+            session.remember(stream, suggestion.text, suggestion.offset, suggestion.end_offset)
+        stream.conclude(produced, suggestion, self._record, detail)
+        session.release(stream)
         return suggestion
 
-    async def _produce(
-        self,
-        timeline: Timeline,
-        context: CursorContext,
-        prompt_request: PromptRequest,
-        settings: Settings,
-        automatic: bool,
-        on_partial: PartialSink | None = None,
-    ) -> Suggestion | None:
-        options = settings.completion
-        mode = choose_mode(
-            context.line_before_cursor,
-            context.line_after_cursor,
-            automatic=automatic,
-            multiline=options.multiline == "auto",
-            next_lines=context.next_lines,
-        )
+    def _stopped_unstarted(self, session: DocumentSession, stream: EngineStream) -> None:
+        if not stream.concluded:
+            stream.conclude(None, None, self._record)
+            session.release(stream)
+
+    async def _stages(
+        self, request: InlineRequest, settings: Settings, stream: EngineStream
+    ) -> tuple[Suggestion | None, Outcome, str | None]:
+        """plan → admit → prepare → stream and cut → finish: the suggestion, the outcome it
+        stands for and, when the engine was not asked, why."""
+        stages, timeline = self.stages, stream.timeline
+        mode = stages.plan(request, settings.completion)
         timeline.mode = mode.value
-        if mode is Mode.SKIP or not options.enable:
-            timeline.finish("skipped")
-            return None
-        debounce = self.pace.debounce_s(options.debounce_ms, options.adaptive_debounce_max_ms)
-        if automatic and debounce > 0:
-            await self._sleep(debounce)
-        timeline.mark("debounced")
-        pause = self.backoff.wait_s(automatic=automatic) if settings.engine.backoff_max_s else 0
-        if pause > 0:
-            timeline.finish("backoff", f"the engine failed just before; next try in {pause:.2f} s")
-            return None
-        offset = prompt_request.offset
-        prompt_format = await self.formats.resolve(settings.prompt, self._engine)
-        template = prompt_format.template_for(other_files=bool(prompt_request.others))
-        counter = prompt_format.counter
-        if isinstance(counter, EngineTokenCounter):
-            await counter.prefetch_lines(
-                window_lines(prompt_request, settings.completion),
-                settings.prompt.tokenize_deadline_ms / 1000.0,
-            )
-        built = build_prompt(prompt_request, template, counter, _limits(settings, template))
-        context = built.context
-        request = CompletionRequest(
-            prompt=built.prompt,
-            # A hole's one statement may open a block and bring its body (cutting.py); the
-            # stream is closed at its end either way, so the cap costs nothing when it is
-            # a simple statement.
-            max_tokens=options.max_tokens
-            if mode is Mode.MULTI_LINE or not context.line_before_cursor.strip()
-            else options.single_line_max_tokens,
-            temperature=self._temperature(options.temperature),
-            stop=tuple(dict.fromkeys([*template.stop, *settings.prompt.stop])),
-            extra=dict(options.extra_body),
-        )
+        if mode is Mode.SKIP:
+            return None, "skipped", None
+        refused = await stages.admit(settings, request.automatic, timeline)
+        if refused is not None:
+            return None, "backoff", refused
+        prepared = await stages.prepare(request, mode, settings)
         timeline.mark("prompt_built")
-        aligner = WhitespaceAligner(built.held_back)
-        cutter = BlockCutter(
-            mode,
-            context.line_before_cursor,
-            context.next_lines,
-            max_lines=options.max_lines,
-            filters=options.filters,
+        streamed = await stages.stream_and_cut(
+            prepared, settings.completion, request.automatic, timeline, stream.relay
         )
-        engine = self._engine
-        sampled: alternatives.SampledChoices | None = None
-        async with self.slots.slot(options.max_inflight):
-            timeline.mark("request_sent")
-            count = alternatives.wanted(options, automatic=automatic)
-            if count and not self._samples_exactly:
-                logger.info(
-                    "no alternatives from %s: its speculative decoding samples wrongly "
-                    "(vLLM's CPU build); greedy suggestions only",
-                    engine.base_url,
-                )
-                count = 0
-            if count:
-                sampled = alternatives.SampledChoices(
-                    engine,
-                    dataclasses.replace(
-                        request, temperature=options.alternatives_temperature, n=count
-                    ),
-                    lambda: alternatives.ChoiceCut(
-                        WhitespaceAligner(built.held_back), dataclasses.replace(cutter)
-                    ),
-                    self.slots,
-                    options.max_inflight,
-                )
-            sent = self._clock()
-            answered = False
-            stream = engine.stream(request)
-            try:
-                async for chunk in stream:
-                    if not answered:
-                        answered = True
-                        self.pace.answered(self._clock() - sent)
-                    if sampled is not None:
-                        sampled.start()  # the prompt is in the engine's prefix cache now
-                    if chunk.index:
-                        continue  # another choice (an `n` in completion.extraBody)
-                    if chunk.text:
-                        timeline.mark("first_token")
-                    if chunk.completion_tokens is not None:
-                        timeline.tokens = chunk.completion_tokens
-                    elif chunk.text:
-                        timeline.tokens += 1
-                    if cutter.feed(aligner.feed(chunk.text)) or aligner.misaligned:
-                        break
-                    if cutter.first_line_complete:
-                        timeline.mark("first_line")
-                    if on_partial is not None:
-                        on_partial(
-                            Suggestion(timeline.id, cutter.preview, offset, offset, timeline)
-                        )
-            except BaseException:
-                if sampled is not None:
-                    await sampled.cancel()
-                raise
-            finally:
-                if not answered:
-                    self.pace.unanswered(self._clock() - sent)
-                # Closing the stream closes the HTTP response: the engine aborts the request.
-                await stream.aclose()
-        cutter.feed(aligner.flush())
-        cutter.end_of_stream()
-        timeline.mark("first_line")
-        self.backoff.succeeded()
-        self._set_engine_state(True, f"engine at {engine.base_url} is answering")
-        texts = [cutter.text]
-        if sampled is not None:
-            texts += await sampled.texts(options.alternatives_wait_ms / 1000)
-            timeline.alternative_tokens = sampled.tokens
-        fitted = [fit_to_file(t, prompt_request, context, mode, options.filters) for t in texts]
-        shown = alternatives.placed(
-            timeline.id, fitted, offset, lambda text: replaced_closers(context, text)
-        )
-        if sampled is not None:
-            timeline.alternatives = len(shown)
-            timeline.alternative_chars = [len(other.text) for other in shown[1:]]
-        if settings.telemetry.log_source:
-            timeline.text = shown[0].text if shown else fitted[0]
-        if not shown:
-            timeline.finish("empty")
-            return None
-        timeline.chars_shown = len(shown[0].text)
-        timeline.finish("shown")
-        return Suggestion(
-            timeline.id,
-            shown[0].text,
-            offset,
-            shown[0].end_offset,
-            timeline,
-            tuple(shown[1:]),
-        )
+        stages.backoff.succeeded()
+        self._set_engine_state(True, f"engine at {self._engine.base_url} is answering")
+        suggestion, outcome = await stages.finish(streamed, request, prepared, settings, timeline)
+        return suggestion, outcome, None
+
+    def _conclude(self, timeline: Timeline, outcome: Outcome) -> None:
+        """A request answered without an engine stream of its own has ended."""
+        timeline.finish(outcome)
+        self._record(timeline)
+
+    def _engine_failed(self, error: EngineError, settings: Settings) -> None:
+        self._set_engine_state(False, str(error))
+        cap = settings.engine.backoff_max_s
+        if cap > 0:
+            pause = self.stages.backoff.failed(cap, error.retry_after_s)
+            logger.info(
+                "engine failure %d in a row: automatic completions pause %.2f s",
+                self.stages.backoff.failures,
+                pause,
+            )
 
     def _set_engine_state(self, healthy: bool, message: str) -> None:
         if healthy != self.engine_healthy:
@@ -418,20 +352,12 @@ class CompletionService:
             self._on_engine_state(healthy, message)
 
 
-def window_lines(request: PromptRequest, options: CompletionSettings) -> list[str]:
-    """The lines the prompt's window may take around the cursor (for token counting)."""
-    line = bisect.bisect_right(request.starts, request.offset) - 1
-    first = max(0, line - options.prefix_lines - ANCHOR)
-    last = min(len(request.starts) - 1, line + options.suffix_lines + 1)
-    return [line_content(request.text, request.starts, i) for i in range(first, last + 1)]
+def _both(first: PartialSink, second: PartialSink | None) -> PartialSink:
+    if second is None:
+        return first
 
+    def both(suggestion: Suggestion) -> None:
+        first(suggestion)
+        second(suggestion)
 
-def _limits(settings: Settings, template: PromptTemplate) -> Limits:
-    return Limits(
-        max_tokens=template.budget(settings.prompt.max_tokens),
-        prefix_lines=settings.completion.prefix_lines,
-        suffix_lines=settings.completion.suffix_lines,
-        snippets=settings.prompt.snippets,
-        snippet_deadline_ms=settings.prompt.snippet_deadline_ms,
-        repo=settings.prompt.repo_name,
-    )
+    return both

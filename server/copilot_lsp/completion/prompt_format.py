@@ -27,7 +27,7 @@ from copilot_lsp.completion.families import (
     markers_present,
 )
 from copilot_lsp.completion.templates import PromptTemplate, available_families, load_template
-from copilot_lsp.engine.types import DescribedEngine, ServedModel
+from copilot_lsp.engine.types import CompletionEngine, ServedModel
 from copilot_lsp.errors import EngineError
 from copilot_lsp.settings import PromptSettings
 
@@ -81,22 +81,18 @@ class PromptFormats:
         self._key: tuple[Any, ...] | None = None
         self.current: PromptFormat | None = None
 
-    async def resolve(self, settings: PromptSettings, engine: object) -> PromptFormat:
+    async def resolve(self, settings: PromptSettings, engine: CompletionEngine) -> PromptFormat:
         key = (settings.family, settings.tokenizer)
-        source = engine.model_source() if isinstance(engine, DescribedEngine) else engine
+        source = engine.model_source()
         if self.current is not None and self._engine is source and self._key == key:
             return self.current
-        served: ServedModel | None = None
-        if isinstance(engine, DescribedEngine):
-            try:
-                served = await asyncio.wait_for(engine.served_model(), self._timeout_s)
-            except (EngineError, TimeoutError) as error:
-                # Unreachable now: the completion itself reports that; ask again next time.
-                logger.info("cannot ask the engine what it serves: %s", error)
-                family = settings.family or FALLBACK_FAMILY
-                return PromptFormat(
-                    load_template(family), _file_counter(settings.tokenizer), "default"
-                )
+        try:
+            served = await asyncio.wait_for(engine.served_model(), self._timeout_s)
+        except (EngineError, TimeoutError) as error:
+            # Unreachable now: the completion itself reports that; ask again next time.
+            logger.info("cannot ask the engine what it serves: %s", error)
+            family = settings.family or FALLBACK_FAMILY
+            return PromptFormat(load_template(family), _file_counter(settings.tokenizer), "default")
         chosen = await self._choose(settings, engine, served)
         previous = self.current.counter if self.current is not None else None
         if isinstance(previous, EngineTokenCounter) and previous is not chosen.counter:
@@ -106,7 +102,7 @@ class PromptFormats:
         return chosen
 
     async def _choose(
-        self, settings: PromptSettings, engine: object, served: ServedModel | None
+        self, settings: PromptSettings, engine: CompletionEngine, served: ServedModel | None
     ) -> PromptFormat:
         names = [served.id, served.root] if served is not None else []
         match = detect_family(names)
@@ -137,7 +133,7 @@ class PromptFormats:
             counter = await self._counter(settings, template, served, engine)
             return PromptFormat(template, counter, "served model", served)
         template = load_template(match.family)
-        if template.fim_markers and isinstance(engine, DescribedEngine):
+        if template.fim_markers:
             counts = await self._marker_counts(engine, template.fim_markers)
             if counts is not None and not markers_present(counts):
                 lacking = [
@@ -160,7 +156,7 @@ class PromptFormats:
         return PromptFormat(template, counter, "served model", served, repo)
 
     async def _marker_counts(
-        self, engine: DescribedEngine, markers: list[str]
+        self, engine: CompletionEngine, markers: list[str]
     ) -> dict[str, int] | None:
         """Each marker's token count by the engine's tokenizer; None if it cannot count."""
         try:
@@ -178,7 +174,7 @@ class PromptFormats:
         settings: PromptSettings,
         template: PromptTemplate,
         served: ServedModel | None,
-        engine: object,
+        engine: CompletionEngine,
     ) -> TokenCounter:
         if settings.tokenizer is not None:
             return _file_counter(settings.tokenizer)
@@ -187,7 +183,7 @@ class PromptFormats:
             local = self._embedded_tokenizer()
         if local is not None:
             return _file_counter(local)
-        if served is not None and isinstance(engine, DescribedEngine):
+        if served is not None:
             try:
                 await asyncio.wait_for(engine.count_tokens("def"), self._timeout_s)
             except (EngineError, TimeoutError) as error:

@@ -1,9 +1,10 @@
 """Type-through: a suggestion still valid after a keystroke is answered from it, no request.
 
 When the user types the first characters of a shown suggestion, the rest of it is still
-the best answer, and asking the engine again would only cost time. The cache keeps the
-last suggestion the engine made per document, with the text it was made for, and answers
-against that one (not against what was served from it since), so that:
+the best answer, and asking the engine again would only cost time. Each document's session
+(completion/session.py) keeps the last suggestion the engine made for it, with the text it
+was made for, and answers against that one (not against what was served from it since), so
+that:
 
 * typing a prefix of it, line breaks included, or accepting a word or a line of it (the
   editor inserts that text) leaves the rest;
@@ -35,38 +36,37 @@ class Remaining:
     end_offset: int
 
 
-class TypeThroughCache:
+class TypeThrough:
+    """One document's last engine suggestion, and whether it has been typed into since."""
+
     def __init__(self) -> None:
-        self._shown: dict[str, Shown] = {}
-        self._typed_into: set[str] = set()
-        """Documents whose shown suggestion has been typed into since it was made."""
+        self._shown: Shown | None = None
+        self._typed_into = False
 
-    def remember(self, uri: str, shown: Shown) -> None:
-        self._shown[uri] = shown
-        self._typed_into.discard(uri)
+    def remember(self, shown: Shown) -> None:
+        self._shown = shown
+        self._typed_into = False
 
-    def forget(self, uri: str) -> None:
-        self._shown.pop(uri, None)
-        self._typed_into.discard(uri)
+    def forget(self) -> None:
+        self._shown = None
+        self._typed_into = False
 
-    def lookup(
-        self, uri: str, text: str, offset: int, *, unchanged: bool = False
-    ) -> Remaining | None:
+    def lookup(self, text: str, offset: int, *, unchanged: bool = False) -> Remaining | None:
         """The rest of the suggestion if `text` is the text it was made for plus characters
         typed at its place that follow it; with `unchanged` (an automatic request), also the
         whole of it when the typed characters were all deleted again. None otherwise."""
-        shown = self._shown.get(uri)
+        shown = self._shown
         if shown is None:
             return None
         typed = typed_at(shown.text, shown.offset, text, offset)
-        back = unchanged and uri in self._typed_into
+        back = unchanged and self._typed_into
         if typed is None or not (typed or back):
             return None
         rest = rest_after(shown.completion, typed)
         if not rest or not rest.strip():
             return None  # all of it typed (or only blanks left): a fresh request is due
         if typed:
-            self._typed_into.add(uri)
+            self._typed_into = True
         return Remaining(rest, offset + (shown.end_offset - shown.offset))
 
 

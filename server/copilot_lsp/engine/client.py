@@ -80,8 +80,8 @@ class EngineClient:
         if self._owns_http:
             await self._http.aclose()
 
-    async def list_models(self) -> list[str]:
-        return [model.id for model in await self.served_models()]
+    samples_exactly = True
+    """A client knows nothing against its engine's sampling (the provider does)."""
 
     async def served_models(self) -> list[ServedModel]:
         """The engine's `/v1/models`, with each model's root (weights) when it says."""
@@ -97,7 +97,8 @@ class EngineClient:
             raise EngineStreamError(f"{self.base_url}/models answered an unexpected body") from None
 
     async def served_model(self) -> ServedModel:
-        """The model completions are requested from (the configured one, else the first)."""
+        """The model completions are requested from: the configured one, else the first the
+        engine serves (its name is kept for every later request)."""
         models = await self.served_models()
         if self._model is None:
             if not models:
@@ -114,7 +115,7 @@ class EngineClient:
     async def count_tokens(self, text: str) -> int:
         """Tokens of `text` by the served model's tokenizer (vLLM's `/tokenize`)."""
         body = {
-            "model": await self.model(),
+            "model": await self._model_name(),
             "prompt": wire_text(text),
             "add_special_tokens": False,
         }
@@ -133,19 +134,16 @@ class EngineClient:
             raise EngineStreamError(f"{url} answered an unexpected body")
         return count
 
-    async def model(self) -> str:
-        """The configured model, else the first one the engine serves (asked once)."""
+    async def _model_name(self) -> str:
+        """The name requests carry: asked of the engine once when not configured."""
         if self._model is None:
-            models = await self.list_models()
-            if not models:
-                raise EngineError(f"the engine at {self.base_url} serves no model")
-            self._model = models[0]
+            return (await self.served_model()).id
         return self._model
 
     async def stream(self, request: CompletionRequest) -> AsyncGenerator[StreamChunk, None]:
         """Yield chunks as they arrive; leaving the iteration early closes the HTTP stream."""
         body: dict[str, Any] = {
-            "model": await self.model(),
+            "model": await self._model_name(),
             "prompt": wire_text(request.prompt),
             "max_tokens": request.max_tokens,
             "temperature": request.temperature,

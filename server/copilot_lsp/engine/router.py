@@ -43,15 +43,31 @@ PROBE = CompletionRequest(prompt="def fibonacci(n):\n", max_tokens=48, temperatu
 
 @dataclass(frozen=True)
 class RoutingPolicy:
-    threshold: float = 0.45
-    recovery_threshold: float = 0.55
-    trip_after: int = 3
-    recover_after: int = 3
-    min_drafts: int = 20
-    window_s: float = 60.0
-    poll_interval_s: float = 5.0
-    probe_interval_s: float = 10.0
-    retry_after_s: float = 10.0
+    """The failover rules, as `engine.*` settings give them (settings.py documents each)."""
+
+    threshold: float
+    recovery_threshold: float
+    trip_after: int
+    recover_after: int
+    min_drafts: int
+    window_s: float
+    poll_interval_s: float
+    probe_interval_s: float
+    retry_after_s: float
+
+    @classmethod
+    def from_settings(cls, options: EngineSettings) -> RoutingPolicy:
+        return cls(
+            threshold=options.acceptance_threshold,
+            recovery_threshold=options.recovery_at,
+            trip_after=options.trip_after,
+            recover_after=options.recover_after,
+            min_drafts=options.min_window_drafts,
+            window_s=options.acceptance_window_s,
+            poll_interval_s=options.metrics_interval_s,
+            probe_interval_s=options.probe_interval_s,
+            retry_after_s=options.retry_after_s,
+        )
 
 
 class Endpoint:
@@ -127,7 +143,7 @@ class Router:
     ) -> None:
         if not primaries:
             raise ValueError("a router needs at least one primary endpoint")
-        self.policy = policy or RoutingPolicy()
+        self.policy = policy or RoutingPolicy.from_settings(EngineSettings())
         window = self.policy.window_s
         self.primaries = [Endpoint(url, make_client(url), "primary", window) for url in primaries]
         self.fallback = (
@@ -143,6 +159,9 @@ class Router:
         self._last_request: CompletionRequest | None = None
         self._last_probe = 0.0
         self._route: str = "primary"
+
+    samples_exactly = True
+    """The pool knows nothing against its engines' sampling (the provider does)."""
 
     @property
     def endpoints(self) -> list[Endpoint]:
@@ -370,17 +389,7 @@ def router_from_settings(options: EngineSettings, url: str) -> Router:
             verify=verify,
         )
 
-    policy = RoutingPolicy(
-        threshold=options.acceptance_threshold,
-        recovery_threshold=max(options.recovery_threshold, options.acceptance_threshold),
-        trip_after=options.trip_after,
-        recover_after=options.recover_after,
-        min_drafts=options.min_window_drafts,
-        window_s=options.acceptance_window_s,
-        poll_interval_s=options.metrics_interval_s,
-        probe_interval_s=options.probe_interval_s,
-        retry_after_s=options.retry_after_s,
-    )
+    policy = RoutingPolicy.from_settings(options)
     primaries = [u.rstrip("/") for u in options.endpoints] or [url]
     return Router(
         primaries, options.fallback_url, make_client=make_client, policy=policy, verify=verify

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,15 +37,6 @@ class StreamChunk:
     """Which of the request's `n` choices the text belongs to."""
 
 
-class CompletionEngine(Protocol):
-    """What the pipeline needs from an engine: a base URL for messages and a token stream."""
-
-    @property
-    def base_url(self) -> str: ...
-
-    def stream(self, request: CompletionRequest) -> AsyncGenerator[StreamChunk, None]: ...
-
-
 @dataclass(frozen=True, slots=True)
 class ServedModel:
     """What an engine says it serves (`/v1/models`): the name to request and where from."""
@@ -56,13 +47,35 @@ class ServedModel:
     max_model_len: int | None = None
 
 
-@runtime_checkable
-class DescribedEngine(Protocol):
-    """An engine that can name its model and count tokens with the model's own tokenizer."""
+class CompletionEngine(Protocol):
+    """Everything the completion side asks of an engine: the client of one server, the pool
+    of endpoints (engine/router.py), the provider that follows the settings
+    (engine/provider.py) and the fakes of the tests all implement it."""
 
-    async def served_model(self) -> ServedModel: ...
+    @property
+    def base_url(self) -> str:
+        """Where completions go now (for messages and logs)."""
+        ...
 
-    async def count_tokens(self, text: str) -> int: ...
+    @property
+    def samples_exactly(self) -> bool:
+        """False for an engine whose sampled (temperature > 0) output is known to be wrong:
+        vLLM's CPU build under speculative decoding (engine/state.py); its greedy output is
+        exact. An engine that nothing is known against is taken at its word."""
+        ...
+
+    def stream(self, request: CompletionRequest) -> AsyncGenerator[StreamChunk, None]:
+        """The completion's chunks as they arrive; closing the generator stops generation."""
+        ...
+
+    async def served_model(self) -> ServedModel | None:
+        """The model completions are requested from; None when the engine does not say.
+        Raises EngineError when the engine cannot be asked now."""
+        ...
+
+    async def count_tokens(self, text: str) -> int:
+        """Tokens of `text` by the served model's tokenizer; EngineError when it cannot."""
+        ...
 
     def model_source(self) -> object:
         """An identity that changes when the engine behind may serve another model."""

@@ -11,30 +11,18 @@ take `{item, …}` and find the id in the item's accept command, so clients writ
 Copilot's server report here too. A full accept is the item's command
 (`copilot.acceptCompletion`), registered in server.py.
 
-`PartialPublisher` is handed to the completion service when the server is built; `register`
-adds the accept-tracking handlers.
+`PartialPublisher` is handed to the service when the server is built; the handlers are
+registered in server.py, which reads the notifications with the helpers here.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import Any
 
-from copilot_lsp.completion.streaming import PartialUpdate
-from copilot_lsp.positions import Position, position_at
-
-if TYPE_CHECKING:
-    from copilot_lsp.lsp.server import CopilotServer
-
-logger = logging.getLogger(__name__)
-
-PARTIAL_COMPLETION = "copilot/partialCompletion"
-DID_SHOW = "copilot/didShowCompletion"
-DID_PARTIALLY_ACCEPT = "copilot/didPartiallyAccept"
-DID_DISMISS = "copilot/didDismissCompletion"
-COPILOT_DID_SHOW = "textDocument/didShowCompletion"
-COPILOT_DID_PARTIALLY_ACCEPT = "textDocument/didPartiallyAcceptCompletion"
+from copilot_lsp.completion.live import PartialUpdate
+from copilot_lsp.lsp.methods import PARTIAL_COMPLETION
+from copilot_lsp.positions import Encoding, Position, position_at
 
 
 def field(params: Any, name: str) -> Any:
@@ -61,18 +49,23 @@ def accepted_length(params: Any) -> int | None:
 
 
 class PartialPublisher:
-    """Turns `PartialUpdate`s into `copilot/partialCompletion` notifications."""
+    """Turns `PartialUpdate`s into `copilot/partialCompletion` notifications, sent with
+    `notify(method, params)` in the client's position encoding (`encoding()`: negotiated at
+    `initialize`, so asked each time)."""
 
-    def __init__(self, server: CopilotServer) -> None:
-        self._server = server
+    def __init__(
+        self, notify: Callable[[str, Any], None], encoding: Callable[[], Encoding]
+    ) -> None:
+        self._notify = notify
+        self._encoding = encoding
         self._placed: tuple[str, int, Position] | None = None
 
     def __call__(self, update: PartialUpdate) -> None:
         start = self._position(update.completion_id, update.document_text, update.offset)
         end = start
         if update.end_offset != update.offset:
-            end = position_at(update.document_text, update.end_offset, self._server.encoding)
-        self._server.protocol.notify(
+            end = position_at(update.document_text, update.end_offset, self._encoding())
+        self._notify(
             PARTIAL_COMPLETION,
             {
                 "uri": update.uri,
@@ -92,37 +85,6 @@ class PartialPublisher:
         placed = self._placed
         if placed is not None and placed[0] == completion and placed[1] == offset:
             return placed[2]
-        position = position_at(text, offset, self._server.encoding)
+        position = position_at(text, offset, self._encoding())
         self._placed = (completion, offset, position)
         return position
-
-
-def register(server: CopilotServer) -> None:
-    """Add the accept-tracking handlers."""
-
-    @server.feature(DID_SHOW)
-    @server.feature(COPILOT_DID_SHOW)
-    def did_show(ls: CopilotServer, params: Any) -> None:
-        _note(ls, params, "displayed")
-
-    @server.feature(DID_PARTIALLY_ACCEPT)
-    @server.feature(COPILOT_DID_PARTIALLY_ACCEPT)
-    def did_partially_accept(ls: CopilotServer, params: Any) -> None:
-        _note(ls, params, "partially_accepted")
-
-    @server.feature(DID_DISMISS)
-    def did_dismiss(ls: CopilotServer, params: Any) -> None:
-        _note(ls, params, "dismissed")
-
-
-def _note(ls: CopilotServer, params: Any, kind: str) -> None:
-    identifier = completion_id(params)
-    if identifier is None:
-        logger.warning("ignored %s feedback without a completion id", kind)
-        return
-    if kind == "displayed":
-        ls.recorder.displayed(identifier)
-    elif kind == "partially_accepted":
-        ls.recorder.feedback(identifier, "partially_accepted", accepted_length(params))
-    else:
-        ls.recorder.feedback(identifier, "dismissed", None)

@@ -16,20 +16,14 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from copilot_lsp import __version__
-from copilot_lsp.completion.prompt_format import PromptFormats
 from copilot_lsp.context.documents import Edit
-from copilot_lsp.engine.provider import EngineProvider
-from copilot_lsp.engine.router import Router
 from copilot_lsp.errors import ConfigError, DocumentError
-from copilot_lsp.lsp import notifications
+from copilot_lsp.lsp import methods, notifications
 from copilot_lsp.lsp.configuration import SECTIONS, SettingsLayers
 from copilot_lsp.lsp.methods import ACCEPT_COMMAND, STATS_REQUEST
-from copilot_lsp.lsp.protocol import CopilotProtocol, serve_stdio
-from copilot_lsp.models import embedded_tokenizer
+from copilot_lsp.lsp.pygls_guard import CopilotProtocol, serve_stdio
 from copilot_lsp.positions import Encoding, Position
 from copilot_lsp.service import CopilotService, PlacedSuggestion
-from copilot_lsp.settings import Settings
-from copilot_lsp.telemetry.recorder import Recorder
 
 logger = logging.getLogger(__name__)
 
@@ -42,32 +36,20 @@ class CopilotServer(LanguageServer):
         super().__init__(
             "copilot-lsp", __version__, protocol_cls=cast("type[CopilotProtocol]", protocol)
         )
-        self.engines = EngineProvider()
-        self.recorder = Recorder(Settings().telemetry)
         self.service = CopilotService(
-            self.engines,
-            self.recorder,
-            publisher=notifications.PartialPublisher(self),
+            publisher=notifications.PartialPublisher(
+                lambda method, params: self.protocol.notify(method, params), lambda: self.encoding
+            ),
             on_engine_state=self._engine_state_changed,
-            formats=PromptFormats(notify=self._tell, embedded_tokenizer=embedded_tokenizer),
+            notify=self._tell,
         )
         self.layers = SettingsLayers(
             self.service.configure, warn=self._warn, deprecated=self._deprecated
         )
 
     def _start_io_async(self, stdin: Any = None, stdout: Any = None) -> None:
-        # pygls' own loop drops requests with bad params unanswered (lsp/protocol.py).
+        # pygls' own loop drops requests with bad params unanswered (lsp/pygls_guard.py).
         serve_stdio(self, stdin, stdout)
-
-    def set_layer(self, source: str, layer: Any) -> None:
-        self.layers.set_layer(source, layer)
-
-    def engine(self) -> Router:
-        """The engine router for the current settings (rebuilt when they change)."""
-        return self.engines.current()
-
-    def stats(self) -> dict[str, Any]:
-        return self.service.stats()
 
     @property
     def encoding(self) -> Encoding:
@@ -81,11 +63,10 @@ class CopilotServer(LanguageServer):
         could insert text in the wrong place, so completions for it pause until the editor
         sends the whole text (a full-document change, or closing and reopening the file).
         """
-        if uri not in self.service.workspace:
+        if not self.service.lost_edit(uri):
             logger.warning("ignored didChange for a document that is not open: %s", reason)
             self._log(types.MessageType.Warning, f"ignored didChange: {reason}")
             return
-        self.service.workspace.mark_out_of_sync(uri)
         logger.warning("lost an edit of an open document: %s", reason)
         self._log(
             types.MessageType.Error,
@@ -123,12 +104,11 @@ class CopilotServer(LanguageServer):
 
 
 server = CopilotServer()
-notifications.register(server)  # accept tracking (docs/protocol.md)
 
 
 @server.feature(types.INITIALIZE)
 def initialize(ls: CopilotServer, params: types.InitializeParams) -> None:
-    ls.service.workspace.set_root(ls.workspace.root_uri)
+    ls.service.set_root(ls.workspace.root_uri)
     ls.layers.load_base()
     ls.layers.set_layer("initializationOptions", params.initialization_options)
 
@@ -232,8 +212,36 @@ def accept_completion(ls: CopilotServer, *args: Any) -> bool:
         raise JsonRpcInvalidParams(f"{ACCEPT_COMMAND} expects [completionId, acceptedChars?]")
     chars = args[1] if len(args) > 1 and isinstance(args[1], int) else None
     if chars is None:
-        return ls.recorder.feedback(args[0], "accepted", None)
-    return ls.recorder.feedback(args[0], "partially_accepted", chars)
+        return ls.service.feedback(args[0], "accepted")
+    return ls.service.feedback(args[0], "partially_accepted", chars)
+
+
+@server.feature(methods.DID_SHOW)
+@server.feature(methods.COPILOT_DID_SHOW)
+def did_show(ls: CopilotServer, params: Any) -> None:
+    if (identifier := _feedback_id(params, "displayed")) is not None:
+        ls.service.displayed(identifier)
+
+
+@server.feature(methods.DID_PARTIALLY_ACCEPT)
+@server.feature(methods.COPILOT_DID_PARTIALLY_ACCEPT)
+def did_partially_accept(ls: CopilotServer, params: Any) -> None:
+    if (identifier := _feedback_id(params, "partially_accepted")) is not None:
+        chars = notifications.accepted_length(params)
+        ls.service.feedback(identifier, "partially_accepted", chars)
+
+
+@server.feature(methods.DID_DISMISS)
+def did_dismiss(ls: CopilotServer, params: Any) -> None:
+    if (identifier := _feedback_id(params, "dismissed")) is not None:
+        ls.service.feedback(identifier, "dismissed")
+
+
+def _feedback_id(params: Any, kind: str) -> str | None:
+    identifier = notifications.completion_id(params)
+    if identifier is None:
+        logger.warning("ignored %s feedback without a completion id", kind)
+    return identifier
 
 
 @server.feature(STATS_REQUEST)

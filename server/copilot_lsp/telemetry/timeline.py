@@ -32,7 +32,7 @@ Outcome = Literal[
 ]
 """`backoff`: not sent, the engine failed just before (completion/admission.py). `adopted`: a
 newer keystroke's request took the engine stream over, and its tokens with it
-(completion/inflight.py)."""
+(completion/stream.py)."""
 Feedback = Literal["accepted", "partially_accepted", "dismissed"]
 
 

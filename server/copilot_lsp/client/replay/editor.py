@@ -27,11 +27,13 @@ from copilot_lsp.client.replay.judge import MIN_ACCEPT, Decision, Shown, decide,
 from copilot_lsp.client.replay.schedule import Typing, key_at
 from copilot_lsp.client.replay.session import Session
 from copilot_lsp.client.replay.wire import answer_items, item_id, param, replaced
+from copilot_lsp.lsp.methods import (
+    ACCEPT_COMMAND,
+    DID_PARTIALLY_ACCEPT,
+    DID_SHOW,
+    PARTIAL_COMPLETION,
+)
 
-PARTIAL = "copilot/partialCompletion"
-DID_SHOW = "copilot/didShowCompletion"
-DID_PARTIALLY_ACCEPT = "copilot/didPartiallyAccept"
-ACCEPT_COMMAND = "copilot.acceptCompletion"
 REQUEST_CANCELLED = -32800
 SETTLE_S = 4.0
 """After the last key: how long to wait for the last answer."""
@@ -105,7 +107,7 @@ class ScriptedEditor:
         def on_partial(params: Any) -> None:  # pygls tags the handler: a plain function
             self._on_partial(params)
 
-        client.feature(PARTIAL)(on_partial)
+        client.feature(PARTIAL_COMPLETION)(on_partial)
 
     # -- the session loop ---------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""JSON-RPC hardening on top of pygls: bad input gets a clear error, never silence or a crash.
+"""The guard over pygls' internals: bad input gets a clear error, never silence or a crash.
 
 pygls 2.1 (pinned) leaves three holes that a confused or hostile client can hit:
 
@@ -16,6 +16,20 @@ a reply of the wrong shape to one of our requests, see lsp/replies.py) go to the
 client as `window/logMessage`, once per kind (later ones of a kind to the debug log), without
 payloads: they may hold source code. A `textDocument/didChange` that cannot be applied is handed to
 `on_bad_change`, so the server can stop trusting that document (see docs/reliability.md).
+
+This module (with lsp/replies.py and lsp/server.py's `_start_io_async`) is the only code that
+reaches into pygls below its public API; `RELIES_ON` lists every private member it uses, and
+tests/unit/test_pygls_guard.py fails when a pygls upgrade moves one:
+
+* `LanguageServerProtocol._execute_handler(msg_id, handler, callback, args, kwargs)`,
+  overridden to drop the futures of notifications; `_send_handler_result` (how a request's
+  reply callback is told apart), `_request_futures` (the table of running handlers),
+  `_send_response` (answering a rejected request), `_converter` and `_result_types` (reading
+  replies, lsp/replies.py), `fm.features` (the registered handlers);
+* the built-in document handlers `lsp_text_document__did_open`, `__did_change`,
+  `__did_close`, replaced (by name, with `lsp_method`) so that pygls keeps no second copy;
+* `LanguageServer._stop_event` (set by our stdio loop) and `_start_io_async` (replaced by
+  `serve_stdio`).
 """
 
 from __future__ import annotations
@@ -64,6 +78,24 @@ _KEY_FIELDS = {
 }
 """Params pygls uses as dict keys: lsprotocol lets any JSON value through as an id or a
 progress token, and a list there raised `unhashable type` in pygls' handler."""
+
+RELIES_ON: dict[str, tuple[str, ...]] = {
+    "LanguageServerProtocol": (
+        "_execute_handler",
+        "_send_handler_result",
+        "_request_futures",
+        "_send_response",
+        "_converter",
+        "_result_types",
+        "fm",
+        "lsp_text_document__did_open",
+        "lsp_text_document__did_change",
+        "lsp_text_document__did_close",
+    ),
+    "LanguageServer": ("_stop_event", "_start_io_async"),
+}
+"""The private members of pygls this package relies on, by the class that has them (on an
+instance: some are set in `__init__`)."""
 
 BadChangeListener = Callable[[str, str], None]
 """Hears `(uri, reason)` when a didChange for `uri` could not be applied."""
