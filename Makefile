@@ -15,6 +15,8 @@ PROFILE_ARG = $(if $(PROFILE),--profile $(PROFILE))
 SUFFIX_BUILD_TOOLS := nanobind==2.9.2 cmake ninja
 ARCTIC_INFERENCE := arctic-inference==0.3.0
 VSCODE := editor-extensions/vscode
+# The Neovim plugin's development tools (stylua), pinned in its package.json; not needed to use it.
+NEOVIM := editor-extensions/neovim
 
 .PHONY: help setup demo test test-unit test-lsp test-engine lint fmt bench-latency bench-load \
 	engine-up engine-down \
@@ -74,6 +76,9 @@ bench-neovim: setup ## keystroke-to-first-ghost-text in real Neovim, embedded en
 $(VSCODE)/node_modules/.package-lock.json: $(VSCODE)/package.json $(VSCODE)/package-lock.json
 	cd $(VSCODE) && npm ci --no-audit --no-fund
 
+$(NEOVIM)/node_modules/.package-lock.json: $(NEOVIM)/package.json $(NEOVIM)/package-lock.json
+	cd $(NEOVIM) && npm ci --no-audit --no-fund
+
 vscode: $(VSCODE)/node_modules/.package-lock.json ## build and package the VS Code extension (.vsix)
 	cd $(VSCODE) && npm run typecheck && npm run package
 
@@ -83,14 +88,17 @@ test-vscode: $(VSCODE)/node_modules/.package-lock.json ## unit tests of the VS C
 test-vscode-e2e: setup vscode ## (optional, not part of `test`) the .vsix in code-server + headless Chromium, real engine on port 8452
 	bash $(VSCODE)/e2e/run.sh
 
-lint: setup ## ruff (lint + format check) and mypy
+lint: setup $(VSCODE)/node_modules/.package-lock.json $(NEOVIM)/node_modules/.package-lock.json ## ruff (lint + format check), mypy, eslint (VS Code extension), stylua --check (Neovim plugin)
 	$(BIN)/ruff check server tests
 	$(BIN)/ruff format --check server tests
 	$(BIN)/mypy
+	cd $(VSCODE) && npm run --silent lint
+	cd $(NEOVIM) && npm run --silent lint
 
-fmt: setup ## ruff format and ruff check --fix
+fmt: setup $(NEOVIM)/node_modules/.package-lock.json ## ruff format and ruff check --fix; stylua on the Neovim plugin
 	$(BIN)/ruff format server tests
 	$(BIN)/ruff check --fix server tests
+	cd $(NEOVIM) && npm run --silent fmt
 
 docs: setup ## regenerate docs/settings.md and docs/commands.md from the code (a test checks them)
 	$(BIN)/python -m copilot_lsp.cli.reference docs

@@ -33,11 +33,15 @@ H.run(function()
   end
   -- The built-in draws in its answer handler: a 1 ms poll adds at most 1 ms.
   local poll = assert(vim.uv.new_timer())
-  poll:start(0, 1, vim.schedule_wrap(function()
-    if not first_draw and builtin_drawn() then
-      first_draw = vim.uv.hrtime()
-    end
-  end))
+  poll:start(
+    0,
+    1,
+    vim.schedule_wrap(function()
+      if not first_draw and builtin_drawn() then
+        first_draw = vim.uv.hrtime()
+      end
+    end)
+  )
   vim.cmd.edit(os.getenv("COPILOT_E2E_FILE"))
   local client = H.wait_until(function()
     return util.client(0)

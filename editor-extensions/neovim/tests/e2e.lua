@@ -41,9 +41,12 @@ local function start(extra)
       handler = function(err, result, ctx)
         local items = result and (result.items or result) or {}
         H.log("response", items[1] and items[1].insertText or "")
-        H.log("items", vim.tbl_map(function(item)
-          return { text = item.insertText, id = util.item_id(item) }
-        end, items))
+        H.log(
+          "items",
+          vim.tbl_map(function(item)
+            return { text = item.insertText, id = util.item_id(item) }
+          end, items)
+        )
         return inner(err, result, ctx)
       end
     end
@@ -63,7 +66,13 @@ end
 
 local function suggestion_text()
   if H.result.builtin then
-    local marks = vim.api.nvim_buf_get_extmarks(0, vim.api.nvim_create_namespace("nvim.lsp.inline_completion"), 0, -1, { details = true })
+    local marks = vim.api.nvim_buf_get_extmarks(
+      0,
+      vim.api.nvim_create_namespace("nvim.lsp.inline_completion"),
+      0,
+      -1,
+      { details = true }
+    )
     if #marks == 0 then
       return nil
     end

@@ -63,17 +63,21 @@ end
 function H.wait_until(condition, what, timeout_ms)
   local deadline = vim.uv.now() + (timeout_ms or 15000)
   local timer = assert(vim.uv.new_timer())
-  timer:start(0, 5, vim.schedule_wrap(function()
-    if timer:is_closing() then
-      return
-    end
-    local ok, value = pcall(condition)
-    if (ok and value) or vim.uv.now() > deadline then
-      timer:stop()
-      timer:close()
-      resume(ok and value or nil, ok and "" or value)
-    end
-  end))
+  timer:start(
+    0,
+    5,
+    vim.schedule_wrap(function()
+      if timer:is_closing() then
+        return
+      end
+      local ok, value = pcall(condition)
+      if (ok and value) or vim.uv.now() > deadline then
+        timer:stop()
+        timer:close()
+        resume(ok and value or nil, ok and "" or value)
+      end
+    end)
+  )
   local value, problem = coroutine.yield()
   if not value then
     error(("timed out waiting for %s %s"):format(what, problem or ""), 0)

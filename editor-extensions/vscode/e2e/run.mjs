@@ -4,7 +4,7 @@
 //
 // 1. Starts the embedded engine with its own state dir on VSCODE_E2E_ENGINE_PORT (8452).
 // 2. Installs dist/copilot-lsp.vsix into a fresh code-server profile whose settings point
-//    copilotLsp.serverPath at .venv/bin/copilot-lsp and copilotLsp.engine.url at that engine.
+//    copilotLsp.client.serverPath at .venv/bin/copilot-lsp and copilotLsp.engine.url at that engine.
 // 3. Opens a workspace of Python files in code-server (VSCODE_E2E_PORT, 8453) in Chromium.
 // 4. For each file (one warm-up, then VSCODE_E2E_TRIES timed): opens it, puts the cursor at the
 //    end of its last line (a function header), presses Enter (a new body line) and times the
@@ -121,10 +121,10 @@ function writeWorkspace() {
 
 function writeSettings() {
   const settings = {
-    "copilotLsp.serverPath": BIN,
-    "copilotLsp.serverArgs": [process.env.VSCODE_E2E_SERVER_VERBOSITY ?? "-v", "--log-file", join(work, "server.log")],
+    "copilotLsp.client.serverPath": BIN,
+    "copilotLsp.client.serverArgs": [process.env.VSCODE_E2E_SERVER_VERBOSITY ?? "-v", "--log-file", join(work, "server.log")],
     "copilotLsp.engine.url": ENGINE_URL,
-    "copilotLsp.statusIntervalS": 1,
+    "copilotLsp.client.statusIntervalS": 1,
     "editor.inlineSuggest.enabled": true,
     // Nothing else may take Tab or cover the ghost text.
     "editor.quickSuggestions": { other: "off", comments: "off", strings: "off" },
@@ -149,7 +149,7 @@ function writeSettings() {
     "update.mode": "none",
   };
   // code-server is a remote window: settings of scope machine(-overridable), such as
-  // copilotLsp.serverPath and engine.url, are read from the remote's Machine settings, not User.
+  // copilotLsp.client.serverPath and engine.url, are read from the remote's Machine settings, not User.
   for (const scope of ["User", "Machine"]) {
     mkdirSync(join(dirs.data, scope), { recursive: true });
     writeFileSync(join(dirs.data, scope, "settings.json"), JSON.stringify(settings, null, 2));

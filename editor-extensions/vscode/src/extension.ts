@@ -23,7 +23,7 @@ async function startClient(provider: Provider, status: Status): Promise<void> {
     client = undefined;
     channel.error(`cannot start ${settings.serverPath}: ${String(error)}`);
     void vscode.window.showErrorMessage(
-      `copilot-lsp: cannot start "${settings.serverPath}". Set copilotLsp.serverPath to the copilot-lsp executable.`,
+      `copilot-lsp: cannot start "${settings.serverPath}". Set copilotLsp.client.serverPath to the copilot-lsp executable.`,
     );
   }
   status.start(settings.statusIntervalS);

@@ -45,6 +45,17 @@ Every setting has a default; set only what you change. Layers, lowest first:
 5. the editor's settings, section `copilotLsp` (VS Code `copilotLsp.*`, Neovim
    `settings = { copilotLsp = { … } }`), sent through `workspace/configuration`.
 
+The editor's own settings (how it starts the server, its status bar, per-language switches)
+share that section under one key, `client` (VS Code `copilotLsp.client.serverPath`,
+`copilotLsp.client.serverArgs`, `copilotLsp.client.engineProfile`, `copilotLsp.client.enable`,
+`copilotLsp.client.statusIntervalS`); the server skips `client` in both editor layers, so an
+editor's whole section reaches it without an unknown key. The VS Code extension's names up to
+0.1.0 (`copilotLsp.serverPath`, `serverArgs`, `engine.profile`, `enable`, `statusIntervalS`,
+`debounceMs`, `streaming`) still work, each with one deprecation warning naming its new key;
+`debounceMs` and `streaming` apply as `completion.debounceMs` and `editor.streaming`, over
+those keys while the old name is set. The Neovim plugin's own options are `setup()`'s; its
+`init_options` are the server's tree.
+
 Layers merge field by field: a file with a syntax error is skipped with one message naming it
 and the line; a field of the wrong type or out of range is reported once and dropped, the rest
 of its layer still applies; an unknown key gets a did-you-mean message.

@@ -3,9 +3,11 @@
 Precedence, lowest first: the base settings (defaults < settings file < environment, see
 settings.py) < `initializationOptions` < `workspace/configuration`. The section is
 `copilotLsp`, as the VS Code extension names its settings; the older `copilot` is still read
-when `copilotLsp` is absent, with a one-time deprecation warning. Every layer is merged field
-by field (settings_layers.py): a bad field costs that field, and each message about it is
-shown once per session.
+when `copilotLsp` is absent, with a one-time deprecation warning. The editor's own settings
+in the section (`client`, and the VS Code extension's names up to 0.1.0) are not the server's:
+editor_section.py takes them out of both editor layers. Every layer is merged field by field
+(settings_layers.py): a bad field costs that field, and each message about it is shown once
+per session.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from copilot_lsp import settings_layers
+from copilot_lsp.lsp import editor_section
 from copilot_lsp.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -41,13 +44,12 @@ class SettingsLayers:
         deprecated: Callable[[str], None],
     ) -> None:
         """`warn` hears what was wrong with the settings (shown as errors); `deprecated` the
-        one-time note about the old section name (a warning)."""
+        one-time notes about old names of the section or of its keys (warnings)."""
         self._on_change = on_change
         self._warn = warn
         self._deprecated = deprecated
         self._base = Settings()
         self._layers: dict[str, Any] = {}
-        self._warned_deprecated = False
         self._said: set[str] = set()
         self.current = Settings()
 
@@ -67,8 +69,12 @@ class SettingsLayers:
                 self._warn(f"copilot-lsp: invalid settings: {message}")
 
     def set_layer(self, source: str, layer: Any) -> None:
-        """Replace one settings layer; invalid fields in it are reported and ignored."""
-        self._layers[source] = layer
+        """Replace one settings layer; invalid fields in it are reported and ignored, the
+        editor's own settings in it skipped."""
+        ours, notes = editor_section.server_part(layer)
+        for note in notes:
+            self._deprecate_once(note)
+        self._layers[source] = ours
         self._rebuild()
 
     def pulled(self, answer: Any) -> None:
@@ -95,10 +101,14 @@ class SettingsLayers:
         return False
 
     def _apply_deprecated(self, layer: Mapping[str, Any]) -> None:
-        if not self._warned_deprecated:
-            self._warned_deprecated = True
-            self._deprecated(DEPRECATED)
+        self._deprecate_once(DEPRECATED)
         self.set_layer("workspace/configuration", layer)
+
+    def _deprecate_once(self, note: str) -> None:
+        # Every pull and push brings the same old names again; each is said once a session.
+        if note not in self._said:
+            self._said.add(note)
+            self._deprecated(note)
 
     def _rebuild(self) -> None:
         merged = settings_layers.Layered(self._base)

@@ -24,7 +24,7 @@ M.defaults = {
   filetypes = nil,
   init_options = {},
   streaming = true,
-  debounce_ms = 30,
+  debounce_ms = 40,
   renderer = "auto",
   auto_trigger = true,
   hl_group = "CopilotLspGhost",
@@ -75,10 +75,10 @@ function M.validate(config)
   end
   for name in pairs(config.keymaps) do
     if M.defaults.keymaps[name] == nil then
-      error(("keymaps.%s: unknown action (known: %s)"):format(
-        name,
-        table.concat(vim.tbl_keys(M.defaults.keymaps), ", ")
-      ), 0)
+      error(
+        ("keymaps.%s: unknown action (known: %s)"):format(name, table.concat(vim.tbl_keys(M.defaults.keymaps), ", ")),
+        0
+      )
     end
     optional_key(name, config.keymaps[name])
   end

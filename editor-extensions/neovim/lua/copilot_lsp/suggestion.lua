@@ -29,8 +29,7 @@ local AUTOMATIC, INVOKED = 2, 1
 local states = {}
 
 local function state(bufnr)
-  states[bufnr] = states[bufnr]
-    or { items = {}, index = 1, invoked = false, accepted = 0, shown = {}, dismissed = {} }
+  states[bufnr] = states[bufnr] or { items = {}, index = 1, invoked = false, accepted = 0, shown = {}, dismissed = {} }
   return states[bufnr]
 end
 
@@ -207,16 +206,20 @@ function M.on_edit(bufnr)
   cancel_pending(bufnr, client)
   local timer = assert(vim.uv.new_timer())
   s.timer = timer
-  timer:start(config.options.debounce_ms, 0, vim.schedule_wrap(function()
-    if s.timer ~= timer then
-      return
-    end
-    s.timer = nil
-    timer:close()
-    if vim.api.nvim_get_current_buf() == bufnr and vim.fn.mode():match("^[iR]") then
-      M.request(bufnr, AUTOMATIC)
-    end
-  end))
+  timer:start(
+    config.options.debounce_ms,
+    0,
+    vim.schedule_wrap(function()
+      if s.timer ~= timer then
+        return
+      end
+      s.timer = nil
+      timer:close()
+      if vim.api.nvim_get_current_buf() == bufnr and vim.fn.mode():match("^[iR]") then
+        M.request(bufnr, AUTOMATIC)
+      end
+    end)
+  )
 end
 
 --- A `copilot/partialCompletion` notification: draw the text as it grows.
@@ -274,8 +277,7 @@ function M.accept(part)
   local take = part == "word" and util.next_word(rest) or part == "line" and util.next_line(rest) or rest
   local whole = take == rest
   local row, col = cursor()
-  local replace_to = whole and s.replace_to and s.anchor and s.anchor[1] == row and s.replace_to > col
-      and s.replace_to
+  local replace_to = whole and s.replace_to and s.anchor and s.anchor[1] == row and s.replace_to > col and s.replace_to
     or nil
   cancel_pending(bufnr, client)
   local id = s.id

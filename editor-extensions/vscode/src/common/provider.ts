@@ -297,6 +297,8 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
     if (this.retrigger) {
       clearTimeout(this.retrigger);
     }
-    this.disposables.forEach((item) => item.dispose());
+    for (const item of this.disposables) {
+      item.dispose();
+    }
   }
 }

@@ -1,6 +1,6 @@
 import * as vscode from "vscode";
 import { LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from "vscode-languageclient/node";
-import { initializationOptions, Settings } from "../logic/settings";
+import { engineUpCommand, initializationOptions, Settings } from "../logic/settings";
 import { channel } from "./logging";
 
 /** A language client for `copilot-lsp` (the client adds `--stdio` itself). */
@@ -25,5 +25,5 @@ export function createClient(settings: Settings): LanguageClient {
 export function startEngine(settings: Settings): void {
   const terminal = vscode.window.createTerminal("copilot-lsp engine");
   terminal.show();
-  terminal.sendText(`"${settings.serverPath}" engine up --profile ${settings.engineProfile}`);
+  terminal.sendText(engineUpCommand(settings));
 }

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, it } from "node:test";
-import { DEFAULTS, enabledFor, initializationOptions } from "../logic/settings";
+import { DEFAULTS, enabledFor, engineUpCommand, initializationOptions, KEYS, Lookup, readFrom } from "../logic/settings";
 import { statusView } from "../logic/status";
 import { LspItem, offered, reusable } from "../logic/items";
 import { Partial, StreamState } from "../logic/stream";
@@ -40,6 +42,41 @@ describe("settings", () => {
     const remote = initializationOptions({ ...DEFAULTS, engineUrl: "http://gpu:8000/v1", streaming: false });
     assert.deepEqual(remote.engine, { url: "http://gpu:8000/v1" });
     assert.deepEqual(remote.editor, { streaming: false });
+  });
+
+  it("falls back on the defaults package.json declares, under the keys it reads", () => {
+    const manifest = JSON.parse(readFileSync(join(__dirname, "..", "..", "package.json"), "utf8")) as {
+      contributes: { configuration: { properties: Record<string, { default: unknown }> } };
+    };
+    const declared = manifest.contributes.configuration.properties;
+    for (const [name, { key }] of Object.entries(KEYS)) {
+      assert.deepEqual(declared[`copilotLsp.${key}`]?.default, DEFAULTS[name as keyof typeof KEYS], key);
+    }
+    const read = Object.values(KEYS).map(({ key }) => `copilotLsp.${key}`);
+    assert.deepEqual(Object.keys(declared).sort(), read.sort());
+  });
+
+  it("reads a setting from its 0.1.0 key only where the user set that one alone", () => {
+    const user: Record<string, unknown> = {
+      serverPath: "/old/copilot-lsp", // renamed client.serverPath, not set under its new key
+      debounceMs: 90, // set under both names: the new one wins
+      "completion.debounceMs": 60,
+      "client.statusIntervalS": 2,
+    };
+    const lookup: Lookup = {
+      get: <T>(key: string, fallback: T) => (key in user ? (user[key] as T) : fallback),
+      isSet: (key) => key in user,
+    };
+    const settings = readFrom(lookup);
+    assert.equal(settings.serverPath, "/old/copilot-lsp");
+    assert.equal(settings.debounceMs, 60);
+    assert.equal(settings.statusIntervalS, 2);
+    assert.deepEqual(settings.enable, DEFAULTS.enable);
+  });
+
+  it("starts the engine with the command line's default profile unless one is set", () => {
+    assert.equal(engineUpCommand(DEFAULTS), '"copilot-lsp" engine up');
+    assert.equal(engineUpCommand({ ...DEFAULTS, engineProfile: "local-cpu" }), '"copilot-lsp" engine up --profile local-cpu');
   });
 
   it("enables per language with a default", () => {

@@ -46,7 +46,7 @@ function provide(
   return h.provider.provideInlineCompletionItems(
     h.document as unknown as vscodeTypes.TextDocument,
     position as unknown as vscodeTypes.Position,
-    { triggerKind, selectedCompletionInfo: undefined } as unknown as vscodeTypes.InlineCompletionContext,
+    { triggerKind, selectedCompletionInfo: undefined },
     source.token as unknown as vscodeTypes.CancellationToken,
   );
 }
@@ -325,7 +325,9 @@ describe("accept, partial accept and dismiss reporting", () => {
 
 describe("key bindings", () => {
   const root = join(__dirname, "..", "..");
-  const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+  const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+    contributes: { keybindings: Array<{ key: string; command: string; when: string }> };
+  };
   const extension = readFileSync(join(root, "src", "extension.ts"), "utf8");
 
   const KEYS: Array<[string, string, string]> = [
@@ -336,7 +338,7 @@ describe("key bindings", () => {
 
   for (const [key, command, call] of KEYS) {
     it(`${key} runs ${command} while our suggestion is visible`, () => {
-      const binding = manifest.contributes.keybindings.find((item: { key: string }) => item.key === key);
+      const binding = manifest.contributes.keybindings.find((item) => item.key === key);
       assert.equal(binding?.command, command);
       assert.match(binding.when, /inlineSuggestionVisible/);
       assert.match(binding.when, /copilotLsp\.suggestionVisible/);

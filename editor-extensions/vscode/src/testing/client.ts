@@ -32,8 +32,9 @@ export class ScriptedClient {
     });
   }
 
-  async sendNotification(method: string, params: unknown): Promise<void> {
+  sendNotification(method: string, params: unknown): Promise<void> {
     this.notifications.push({ method, params });
+    return Promise.resolve();
   }
 
   /** Answer the latest request of `method`. */

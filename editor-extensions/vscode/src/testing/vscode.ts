@@ -140,13 +140,13 @@ export class TextEditor {
     this.selection = { active: cursor };
   }
 
-  async edit(callback: (edit: { insert(position: Position, text: string): void }) => void): Promise<boolean> {
+  edit(callback: (edit: { insert(position: Position, text: string): void }) => void): Promise<boolean> {
     callback({
       insert: (position, text) => {
         this.selection = { active: this.document.insert(position, text) };
       },
     });
-    return true;
+    return Promise.resolve(true);
   }
 }
 
@@ -154,9 +154,9 @@ export class TextEditor {
 export const executed: Array<{ command: string; args: unknown[] }> = [];
 
 export const commands = {
-  async executeCommand(command: string, ...args: unknown[]): Promise<unknown> {
+  executeCommand(command: string, ...args: unknown[]): Promise<unknown> {
     executed.push({ command, args });
-    return undefined;
+    return Promise.resolve(undefined);
   },
   registerCommand(): Disposable {
     return new Disposable();
