@@ -233,7 +233,7 @@ def test_claims_are_answered_from_the_measurements() -> None:
 def test_report_folder_is_regenerated_from_saved_results(tmp_path: Path) -> None:
     (tmp_path / command.DATA).write_text(json.dumps(_synthetic()), encoding="utf-8")
     args = argparse.Namespace(report_only=True, out=tmp_path)
-    text = command.run(args)
+    text = command.run(args, tmp_path / "state")
     assert "| eagle | 1 |" in text and "×2.00" in text
     for name in ("report.md", "summary.json", "tokens-per-second.png", "latency-cdf.png"):
         assert (tmp_path / name).stat().st_size > 0
@@ -244,7 +244,7 @@ def test_report_only_without_results_is_a_clear_error(tmp_path: Path) -> None:
     from copilot_lsp.errors import CopilotLspError
 
     with pytest.raises(CopilotLspError, match=r"results\.json"):
-        command.run(argparse.Namespace(report_only=True, out=tmp_path))
+        command.run(argparse.Namespace(report_only=True, out=tmp_path), tmp_path / "state")
 
 
 def test_running_endpoints_are_benchmarked_repeat_by_repeat(tmp_path: Path) -> None:
@@ -270,6 +270,7 @@ def test_running_endpoints_are_benchmarked_repeat_by_repeat(tmp_path: Path) -> N
             PROMPTS[:2],
             endpoints={"one": engines[0].url, "two": engines[1].url},
             port=0,
+            state_dir=tmp_path,
         )
     finally:
         for engine in engines:
@@ -304,6 +305,7 @@ def test_a_profile_given_as_a_file_is_labelled_by_its_name_everywhere(tmp_path: 
             PROMPTS[:1],
             endpoints={str(candidate): engine.url},
             port=0,
+            state_dir=tmp_path / "state",
         )
     finally:
         asyncio.run_coroutine_threadsafe(engine.stop(), loop).result(5)
@@ -319,7 +321,7 @@ def test_a_saved_run_that_named_a_profile_by_path_is_relabelled(tmp_path: Path) 
     saved = report.relabel(saved, {"eagle": path})
     assert path in json.dumps(saved)
     (tmp_path / command.DATA).write_text(json.dumps(saved), encoding="utf-8")
-    text = command.run(argparse.Namespace(report_only=True, out=tmp_path))
+    text = command.run(argparse.Namespace(report_only=True, out=tmp_path), tmp_path / "state")
     assert "| cand-sd3 | 1 |" in text
     for name in ("report.md", "summary.json", "roofline.md"):
         assert "/tmp/" not in (tmp_path / name).read_text(encoding="utf-8"), name

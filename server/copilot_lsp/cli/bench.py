@@ -98,11 +98,13 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.bench == "engine":
-        print(decoding.run(args))
-        return 0
-    if args.bench == "replay":
-        print(replay.run(args))
+    if args.bench in ("engine", "replay"):
+        from copilot_lsp.bench.harness import state_folder
+
+        command = decoding if args.bench == "engine" else replay
+        # The engines these benchmarks start are recorded here, never in the user's state.
+        with state_folder() as state_dir:
+            print(command.run(args, state_dir))
         return 0
     if args.bench == "context":
         return _context(args)

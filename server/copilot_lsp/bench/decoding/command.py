@@ -78,8 +78,9 @@ def _ints(text: str) -> list[int]:
     return sorted({int(v) for v in values})
 
 
-def run(args: argparse.Namespace) -> str:
-    """Measure (or reload), then write the report folder; returns the report's text."""
+def run(args: argparse.Namespace, state_dir: Path) -> str:
+    """Measure (or reload), then write the report folder; returns the report's text. The
+    engines started record their state in `state_dir`."""
     from copilot_lsp.bench.decoding import claims, markdown, plots, report, roofline
 
     out: Path = args.out
@@ -90,7 +91,7 @@ def run(args: argparse.Namespace) -> str:
             raise CopilotLspError(f"cannot read {out / DATA}: {error}") from None
         data = report.relabel(data, profile_labels(list(data["profiles"])))
     else:
-        data = _measure(args)
+        data = _measure(args, state_dir)
         out.mkdir(parents=True, exist_ok=True)
         (out / DATA).write_text(json.dumps(data, separators=(",", ":")) + "\n", encoding="utf-8")
     summary = report.summarise(data)
@@ -106,7 +107,7 @@ def run(args: argparse.Namespace) -> str:
     return f"{text}\nreport written to {out / REPORT}"
 
 
-def _measure(args: argparse.Namespace) -> dict[str, Any]:
+def _measure(args: argparse.Namespace, state_dir: Path) -> dict[str, Any]:
     from copilot_lsp.bench.decoding.prompts import SETS, prompt_sets
     from copilot_lsp.bench.decoding.run import run_benchmark
     from copilot_lsp.bench.decoding.runner import Plan
@@ -137,5 +138,11 @@ def _measure(args: argparse.Namespace) -> dict[str, Any]:
     if not prompts:
         raise CopilotLspError("no prompts found for the chosen sets")
     return run_benchmark(
-        profiles, plan, prompts, endpoints=endpoints, port=args.port, dtype=args.dtype
+        profiles,
+        plan,
+        prompts,
+        endpoints=endpoints,
+        port=args.port,
+        state_dir=state_dir,
+        dtype=args.dtype,
     )

@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 import os
 import platform
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -18,7 +18,7 @@ from tqdm import tqdm
 
 from copilot_lsp.bench.decoding.prompts import Prompt
 from copilot_lsp.bench.decoding.runner import Cell, Plan, run_profile_cells
-from copilot_lsp.serving import launcher
+from copilot_lsp.bench.harness import started_engine
 from copilot_lsp.serving.profiles import Profile, load_profile, profile_labels
 
 
@@ -36,21 +36,6 @@ def with_capacity(profile: Profile, sequences: int) -> Profile:
     return profile.model_copy(update={"server": server})
 
 
-@contextmanager
-def _own_state_dir() -> Iterator[None]:
-    """Engines started here keep their state apart from the user's `engine up`."""
-    previous = os.environ.get("COPILOT_LSP_STATE_DIR")
-    with tempfile.TemporaryDirectory(prefix="copilot-lsp-bench-") as state:
-        os.environ["COPILOT_LSP_STATE_DIR"] = state
-        try:
-            yield
-        finally:
-            if previous is None:
-                os.environ.pop("COPILOT_LSP_STATE_DIR", None)
-            else:
-                os.environ["COPILOT_LSP_STATE_DIR"] = previous
-
-
 def _served_model(root: str) -> str:
     models = httpx.get(f"{root}/v1/models", timeout=10.0).json()
     return str(models["data"][0]["id"])
@@ -65,6 +50,7 @@ def _engine(
     port: int,
     dtype: str | None,
     log: Callable[[str], None],
+    state_dir: Path,
 ) -> Iterator[tuple[str, str]]:
     """(root URL, served model) of profile `name`: its running endpoint, or an engine started
     for the block and stopped after it."""
@@ -78,14 +64,10 @@ def _engine(
         profile = profile.with_embedded_dtype(dtype)
     info["speculative"] = profile.speculative_config()
     info["dtype"] = profile.model.dtype
-    with _own_state_dir():
-        began = time.perf_counter()
-        state = launcher.engine_up(profile, port=port, log=log)
+    began = time.perf_counter()
+    with started_engine(profile, state_dir=state_dir, port=port, log=log) as state:
         info.setdefault("start_s", []).append(round(time.perf_counter() - began, 1))
-        try:
-            yield state.url.removesuffix("/v1"), profile.model.served_name
-        finally:
-            launcher.engine_down()
+        yield state.url.removesuffix("/v1"), profile.model.served_name
 
 
 def run_benchmark(
@@ -95,9 +77,12 @@ def run_benchmark(
     *,
     endpoints: dict[str, str],
     port: int,
+    state_dir: Path,
     dtype: str | None = None,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
+    """Every profile's cells, repeat by repeat; the engines started (for the profiles not in
+    `endpoints`) record their state in `state_dir`."""
     cells = plan.cells(prompts)
     # Results, report and plots name a profile given as a TOML file by its name, not its path.
     labels = profile_labels(profile_names)
@@ -113,7 +98,10 @@ def run_benchmark(
             for name, label in labels.items():
                 bar.set_description(f"{label} (repeat {repeat + 1}/{plan.repeats})")
                 info = profiles_info[label]
-                with _engine(name, plan, info, endpoints, port, dtype, log) as (root, model):
+                with _engine(name, plan, info, endpoints, port, dtype, log, state_dir) as (
+                    root,
+                    model,
+                ):
                     results += asyncio.run(
                         run_profile_cells(
                             root, model, label, todo, prompts, plan.max_tokens, bar.update

@@ -169,8 +169,9 @@ def _arms_file(path: Path) -> list[Any]:
     return arms
 
 
-def run(args: argparse.Namespace) -> str:
-    """Measure (or reload), then write the report folder; returns the report's text."""
+def run(args: argparse.Namespace, state_dir: Path) -> str:
+    """Measure (or reload), then write the report folder; returns the report's text. The
+    engines started record their state in `state_dir`."""
     from copilot_lsp.bench.replay import figures, report
 
     out: Path = args.out
@@ -180,7 +181,7 @@ def run(args: argparse.Namespace) -> str:
         except (OSError, json.JSONDecodeError) as error:
             raise CopilotLspError(f"cannot read {out / DATA}: {error}") from None
     else:
-        data = _measure(args)
+        data = _measure(args, state_dir)
         out.mkdir(parents=True, exist_ok=True)
         (out / DATA).write_text(json.dumps(data, separators=(",", ":")) + "\n", encoding="utf-8")
     summary = figures.summarise(data)
@@ -191,7 +192,7 @@ def run(args: argparse.Namespace) -> str:
     return f"{text}\nreport written to {out / REPORT}"
 
 
-def _measure(args: argparse.Namespace) -> dict[str, Any]:
+def _measure(args: argparse.Namespace, state_dir: Path) -> dict[str, Any]:
     from copilot_lsp.bench.replay.run import Plan, run_replay
     from copilot_lsp.bench.replay.sessions import heldout_files, pick_sessions
     from copilot_lsp.client.replay.schedule import TypingModel
@@ -217,7 +218,7 @@ def _measure(args: argparse.Namespace) -> dict[str, Any]:
     plan = Plan(
         sessions, repeats=args.repeats, seed=args.seed, typing=TypingModel(pause_s=args.pause_s)
     )
-    return run_replay(arms, plan, endpoints=endpoints)
+    return run_replay(arms, plan, state_dir=state_dir, endpoints=endpoints)
 
 
 def _finite(value: Any) -> Any:
