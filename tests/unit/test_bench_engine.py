@@ -11,10 +11,10 @@ from typing import Any
 import httpx
 import pytest
 
-from copilot_lsp.bench.decoding import claims, command, report
-from copilot_lsp.bench.decoding.prompts import Prompt
-from copilot_lsp.bench.decoding.run import with_capacity
-from copilot_lsp.bench.decoding.runner import MIXED, CellSpec, Plan, run_cell
+from copilot_lsp.bench.engine import claims, command, report
+from copilot_lsp.bench.engine.prompts import Prompt
+from copilot_lsp.bench.engine.run import with_capacity
+from copilot_lsp.bench.engine.runner import MIXED, CellSpec, Plan, run_cell
 from copilot_lsp.serving.profiles import load_profile
 from copilot_lsp.testing.fake_engine import FakeEngine, Reply
 
@@ -251,7 +251,7 @@ def test_running_endpoints_are_benchmarked_repeat_by_repeat(tmp_path: Path) -> N
     import asyncio
     import threading
 
-    from copilot_lsp.bench.decoding.run import run_benchmark
+    from copilot_lsp.bench.engine.run import run_benchmark
 
     # Two scripted engines stand for two profiles already running; they live on their own
     # event loop because run_benchmark drives its own.
@@ -289,7 +289,7 @@ def test_a_profile_given_as_a_file_is_labelled_by_its_name_everywhere(tmp_path: 
     import asyncio
     import threading
 
-    from copilot_lsp.bench.decoding.run import run_benchmark
+    from copilot_lsp.bench.engine.run import run_benchmark
 
     candidate = tmp_path / "draft-runs" / "cand-e3a.toml"
     candidate.parent.mkdir()
@@ -353,7 +353,7 @@ def test_paying_at_low_concurrency_says_nothing_about_batch_64() -> None:
 
 
 def test_roofline_costs_model_free_drafts_at_no_weight_reads() -> None:
-    from copilot_lsp.bench.decoding import roofline
+    from copilot_lsp.bench.engine import roofline
 
     assert roofline.method_of("local-cpu-suffix") == "suffix"
     assert roofline.method_of("local-cpu-ngram") == "ngram"

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from copilot_lsp.bench.decoding import command as decoding
+from copilot_lsp.bench.engine import command as engine_bench
 from copilot_lsp.bench.replay import command as replay
 from copilot_lsp.cli.output import HelpFormatter, add_report_options, emit_report
 from copilot_lsp.errors import CopilotLspError
@@ -30,7 +30,7 @@ def add_parser(commands: Any) -> None:
     latency.add_argument("--col", type=int, required=True, help="1-based column (UTF-16)")
     latency.add_argument("-n", "--count", type=int, default=20)
     add_report_options(latency)
-    decoding.add_parser(benches, HelpFormatter)
+    engine_bench.add_parser(benches, HelpFormatter)
     replay.add_parser(benches)
 
     context = benches.add_parser(
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     if args.bench in ("engine", "replay"):
         from copilot_lsp.bench.harness import state_folder
 
-        command = decoding if args.bench == "engine" else replay
+        command = engine_bench if args.bench == "engine" else replay
         # The engines these benchmarks start are recorded here, never in the user's state.
         with state_folder() as state_dir:
             print(command.run(args, state_dir))

@@ -81,7 +81,7 @@ def _ints(text: str) -> list[int]:
 def run(args: argparse.Namespace, state_dir: Path) -> str:
     """Measure (or reload), then write the report folder; returns the report's text. The
     engines started record their state in `state_dir`."""
-    from copilot_lsp.bench.decoding import claims, markdown, plots, report, roofline
+    from copilot_lsp.bench.engine import claims, markdown, plots, report, roofline
 
     out: Path = args.out
     if args.report_only:
@@ -108,9 +108,9 @@ def run(args: argparse.Namespace, state_dir: Path) -> str:
 
 
 def _measure(args: argparse.Namespace, state_dir: Path) -> dict[str, Any]:
-    from copilot_lsp.bench.decoding.prompts import SETS, prompt_sets
-    from copilot_lsp.bench.decoding.run import run_benchmark
-    from copilot_lsp.bench.decoding.runner import Plan
+    from copilot_lsp.bench.engine.prompts import SETS, prompt_sets
+    from copilot_lsp.bench.engine.run import run_benchmark
+    from copilot_lsp.bench.engine.runner import Plan
 
     profiles = [name.strip() for name in args.profiles.split(",") if name.strip()]
     sets = [name.strip() for name in args.prompts.split(",") if name.strip()]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from copilot_lsp.bench.decoding.claims import Answer
+from copilot_lsp.bench.engine.claims import Answer
 
 
 def _num(value: Any, digits: int = 1) -> str:
@@ -58,7 +58,7 @@ def render(
             for kind in plan["sets"]
         )
         + " (flat and nested are cut from held-out code, never trained on; see "
-        "`bench/decoding/prompts.py`).",
+        "`bench/engine/prompts.py`).",
         "",
         "Tokens/s is per request: its tokens over its end-to-end time, as its user sees it. "
         "Throughput is all tokens of a cell over the cell's wall time. Speed-ups divide by "

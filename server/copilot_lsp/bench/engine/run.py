@@ -16,8 +16,8 @@ from typing import Any
 import httpx
 from tqdm import tqdm
 
-from copilot_lsp.bench.decoding.prompts import Prompt
-from copilot_lsp.bench.decoding.runner import Cell, Plan, run_profile_cells
+from copilot_lsp.bench.engine.prompts import Prompt
+from copilot_lsp.bench.engine.runner import Cell, Plan, run_profile_cells
 from copilot_lsp.bench.harness import started_engine
 from copilot_lsp.serving.profiles import Profile, load_profile, profile_labels
 

@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from copilot_lsp.bench.decoding.runner import MIXED
+from copilot_lsp.bench.engine.runner import MIXED
 from copilot_lsp.telemetry.stats import percentile
 
 Cells = list[dict[str, Any]]

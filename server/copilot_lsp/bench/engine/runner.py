@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from copilot_lsp.bench.decoding.prompts import Prompt
+from copilot_lsp.bench.engine.prompts import Prompt
 from copilot_lsp.engine.monitor import Scrape, scrape, window_between
 from copilot_lsp.engine.sse import DONE, SSEDecoder
 
