@@ -15,6 +15,7 @@ from copilot_lsp.bench.engine import claims, command, report
 from copilot_lsp.bench.engine.prompts import Prompt
 from copilot_lsp.bench.engine.run import with_capacity
 from copilot_lsp.bench.engine.runner import MIXED, CellSpec, Plan, run_cell
+from copilot_lsp.bench.harness import save_results
 from copilot_lsp.serving.profiles import load_profile
 from copilot_lsp.testing.fake_engine import FakeEngine, Reply
 
@@ -231,7 +232,7 @@ def test_claims_are_answered_from_the_measurements() -> None:
 
 
 def test_report_folder_is_regenerated_from_saved_results(tmp_path: Path) -> None:
-    (tmp_path / command.DATA).write_text(json.dumps(_synthetic()), encoding="utf-8")
+    save_results(tmp_path, _synthetic())
     args = argparse.Namespace(report_only=True, out=tmp_path)
     text = command.run(args, tmp_path / "state")
     assert "| eagle | 1 |" in text and "×2.00" in text
@@ -320,7 +321,8 @@ def test_a_saved_run_that_named_a_profile_by_path_is_relabelled(tmp_path: Path) 
     path = "/tmp/draft-runs/cand-sd3.toml"  # a file that no longer exists: its stem
     saved = report.relabel(saved, {"eagle": path})
     assert path in json.dumps(saved)
-    (tmp_path / command.DATA).write_text(json.dumps(saved), encoding="utf-8")
+    # As runs saved it before the raw results were compressed: a plain results.json.
+    (tmp_path / "results.json").write_text(json.dumps(saved), encoding="utf-8")
     text = command.run(argparse.Namespace(report_only=True, out=tmp_path), tmp_path / "state")
     assert "| cand-sd3 | 1 |" in text
     for name in ("report.md", "summary.json", "roofline.md"):

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from copilot_lsp.bench import context
+from copilot_lsp.bench import context, harness
 from copilot_lsp.bench.safim import edit_similarity, exact_match, find_data_dir, load_tasks
 from copilot_lsp.bench.sandbox import UnitTest, passes
+from copilot_lsp.errors import CopilotLspError
 from tests.conftest import REPO
 
 
@@ -48,6 +50,27 @@ def test_safim_python_tasks_load_deterministically() -> None:
         assert "{{completion}}" not in task.text
         assert task.tests
     assert all(not t.tests for t in load_tasks(data, "api", 2))
+
+
+def test_raw_results_are_saved_compressed_and_read_back_in_either_form(tmp_path: Path) -> None:
+    data = {"runs": [{"records": [{"ms": 12.5, "outcome": "items"}] * 200}], "label": "é"}
+    (tmp_path / harness.PLAIN_RESULTS).write_text("{}", encoding="utf-8")  # an older run's
+    path = harness.save_results(tmp_path, data)
+    assert path.name == "results.json.gz" and path.read_bytes()[:2] == b"\x1f\x8b"
+    assert len(path.read_bytes()) < len(json.dumps(data)) / 10
+    assert not (tmp_path / harness.PLAIN_RESULTS).exists()  # it no longer matched the report
+    assert harness.load_results(tmp_path) == data
+    again = harness.save_results(tmp_path / "again", data)
+    assert again.read_bytes() == path.read_bytes()  # no timestamp: a rerun changes no byte
+    older = tmp_path / "older"
+    older.mkdir()
+    (older / harness.PLAIN_RESULTS).write_text(json.dumps(data), encoding="utf-8")
+    assert harness.load_results(older) == data
+    with pytest.raises(CopilotLspError, match=r"results\.json\.gz"):
+        harness.load_results(tmp_path / "nothing")
+    path.write_bytes(b"not gzip")
+    with pytest.raises(CopilotLspError, match="cannot read"):
+        harness.load_results(tmp_path)
 
 
 def test_context_bench_reports_every_stage(tmp_path: Path) -> None:

@@ -13,7 +13,6 @@ from copilot_lsp.serving.profiles import port_number, profile_labels
 DEFAULT_PROFILES = "local-cpu-baseline,local-cpu,local-cpu-medusa,local-cpu-ngram"
 REPORT = "report.md"
 ROOFLINE = "roofline.md"
-DATA = "results.json"
 SUMMARY = "summary.json"
 
 
@@ -59,7 +58,8 @@ def add_parser(
     engine.add_argument(
         "--report-only",
         action="store_true",
-        help=f"regenerate the report and plots from OUT/{DATA} without running anything",
+        help="regenerate the report and plots from the raw results saved in OUT "
+        "(results.json.gz, or the results.json of an older run) without running anything",
     )
     engine.add_argument("--out", type=Path, required=True, help="folder for the report")
 
@@ -82,18 +82,15 @@ def run(args: argparse.Namespace, state_dir: Path) -> str:
     """Measure (or reload), then write the report folder; returns the report's text. The
     engines started record their state in `state_dir`."""
     from copilot_lsp.bench.engine import claims, markdown, plots, report, roofline
+    from copilot_lsp.bench.harness import load_results, save_results
 
     out: Path = args.out
     if args.report_only:
-        try:
-            data = json.loads((out / DATA).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as error:
-            raise CopilotLspError(f"cannot read {out / DATA}: {error}") from None
+        data = load_results(out)
         data = report.relabel(data, profile_labels(list(data["profiles"])))
     else:
         data = _measure(args, state_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / DATA).write_text(json.dumps(data, separators=(",", ":")) + "\n", encoding="utf-8")
+        save_results(out, data)
     summary = report.summarise(data)
     answers = claims.answer_all(summary)
     names = plots.draw(data, summary, out)

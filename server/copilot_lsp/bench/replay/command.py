@@ -18,7 +18,6 @@ DEFAULT_PROFILES = (
 )
 BASE = "@base"
 """A profile named `NAME@base` runs with the server of --base-checkout."""
-DATA = "results.json"
 SUMMARY = "summary.json"
 REPORT = "report.md"
 
@@ -80,7 +79,8 @@ def add_parser(benches: Any) -> None:
     replay.add_argument(
         "--report-only",
         action="store_true",
-        help=f"regenerate the report and plots from OUT/{DATA} without running anything",
+        help="regenerate the report and plots from the raw results saved in OUT "
+        "(results.json.gz, or the results.json of an older run) without running anything",
     )
     replay.add_argument("--out", type=Path, required=True, help="folder for the report")
 
@@ -172,18 +172,15 @@ def _arms_file(path: Path) -> list[Any]:
 def run(args: argparse.Namespace, state_dir: Path) -> str:
     """Measure (or reload), then write the report folder; returns the report's text. The
     engines started record their state in `state_dir`."""
+    from copilot_lsp.bench.harness import load_results, save_results
     from copilot_lsp.bench.replay import figures, report
 
     out: Path = args.out
     if args.report_only:
-        try:
-            data = json.loads((out / DATA).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as error:
-            raise CopilotLspError(f"cannot read {out / DATA}: {error}") from None
+        data = load_results(out)
     else:
         data = _measure(args, state_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / DATA).write_text(json.dumps(data, separators=(",", ":")) + "\n", encoding="utf-8")
+        save_results(out, data)
     summary = figures.summarise(data)
     names = report.draw(data, summary, out)
     text = report.render(data, summary, names)
