@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from copilot_lsp.bench import quality
-from copilot_lsp.bench.safim import find_data_dir, load_tasks, statement_holes
+from copilot_lsp.bench.quality import run as quality
+from copilot_lsp.bench.quality.report import summarise
+from copilot_lsp.bench.quality.safim import find_data_dir, load_tasks, statement_holes
 from copilot_lsp.testing.fake_engine import FakeEngine, Reply
 from tests.conftest import REPO
 
@@ -35,7 +36,7 @@ async def test_quality_bench_scores_a_correct_and_a_wrong_completion(
     assert right["shown"] and right["passed"] is True
     assert right["edit_similarity"] == 1.0
     assert wrong["passed"] is False and wrong["edit_similarity"] < 1.0
-    summary = quality.summarise(results)
+    summary = summarise(results)
     assert summary["block"]["score"] == 0.5 and summary["block"]["n"] == 2
 
 

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from copilot_lsp.bench import context, harness
-from copilot_lsp.bench.safim import edit_similarity, exact_match, find_data_dir, load_tasks
-from copilot_lsp.bench.sandbox import UnitTest, passes
+from copilot_lsp.bench import harness
+from copilot_lsp.bench.context.report import render as render_context
+from copilot_lsp.bench.context.run import run_context_bench
+from copilot_lsp.bench.quality.safim import edit_similarity, exact_match, find_data_dir, load_tasks
+from copilot_lsp.bench.quality.sandbox import UnitTest, passes
 from copilot_lsp.errors import CopilotLspError
 from tests.conftest import REPO
 
@@ -78,12 +80,12 @@ def test_context_bench_reports_every_stage(tmp_path: Path) -> None:
     source.write_text("\n".join(f"def f{i}(x):\n    return helper_{i}(x)\n" for i in range(300)))
     other = tmp_path / "b.py"
     other.write_text("\n".join(f"def helper_{i}(y):\n    return y\n" for i in range(300)))
-    report = context.run_context_bench([source, other], samples=10)
+    report = run_context_bench([source, other], samples=10)
     for key in ("incremental_parse_ms", "syntax_breaking_edit_ms", "context_build_ms"):
         assert report[key]["n"] == 10
         assert report[key]["p50"] <= report[key]["p99"]
     assert set(report["full_parse_ms"]) == {"a.py", "b.py"}
-    assert "context build" in context.render(report)
+    assert "context build" in render_context(report)
 
 
 def _overhead_report(**extra: object) -> dict[str, object]:
@@ -98,7 +100,7 @@ def _overhead_report(**extra: object) -> dict[str, object]:
 
 
 def test_overhead_report_says_how_far_the_engine_was_and_what_connections_cost() -> None:
-    from copilot_lsp.bench import overhead
+    from copilot_lsp.bench.overhead import report as overhead
 
     report = _overhead_report(engine_connections=4, completions_on_new_connections=1)
     report.update(engine_rtt_ms=20.0, gap_ms=100.0)

@@ -17,9 +17,9 @@ SUMMARY = "summary.json"
 
 
 def add_parser(
-    benches: Any, formatter_class: type[argparse.HelpFormatter] = argparse.HelpFormatter
-) -> None:
-    engine = benches.add_parser(
+    benches: Any, formatter_class: type[argparse.HelpFormatter]
+) -> argparse.ArgumentParser:
+    engine: argparse.ArgumentParser = benches.add_parser(
         "engine",
         help="EAGLE vs Medusa vs n-gram vs plain: tokens/s, latency, acceptance; report + plots",
         formatter_class=formatter_class,
@@ -62,6 +62,7 @@ def add_parser(
         "(results.json.gz, or the results.json of an older run) without running anything",
     )
     engine.add_argument("--out", type=Path, required=True, help="folder for the report")
+    return engine
 
 
 def _floats(text: str) -> list[float]:

@@ -22,10 +22,13 @@ SUMMARY = "summary.json"
 REPORT = "report.md"
 
 
-def add_parser(benches: Any) -> None:
-    replay = benches.add_parser(
+def add_parser(
+    benches: Any, formatter_class: type[argparse.HelpFormatter]
+) -> argparse.ArgumentParser:
+    replay: argparse.ArgumentParser = benches.add_parser(
         "replay",
         help="editing sessions typed into the real server, engine profiles side by side",
+        formatter_class=formatter_class,
     )
     replay.add_argument(
         "--profiles",
@@ -83,6 +86,7 @@ def add_parser(benches: Any) -> None:
         "(results.json.gz, or the results.json of an older run) without running anything",
     )
     replay.add_argument("--out", type=Path, required=True, help="folder for the report")
+    return replay
 
 
 def arms_from_args(args: argparse.Namespace) -> list[Any]:

@@ -5,23 +5,17 @@ round asks both for an invoked completion at the same cursor (the order alternat
 records the round trip, the tokens generated (the timelines, and the engine's own counters
 when it exposes /metrics) and how many distinct suggestions came back. The first round warms
 the prefix cache and is left out of the medians.
-
-    python -m copilot_lsp.bench.alternatives --engine-url URL FILE LINE COLUMN
 """
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import json
-import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from copilot_lsp.bench.alternatives.report import summary
 from copilot_lsp.client.driver import EditorSession, item_id
 from copilot_lsp.engine.metrics import parse_metrics, total
 
@@ -94,72 +88,5 @@ async def run(
         "file": str(path),
         "cursor": [line, column],
         "rounds": rounds,
-        "arms": {str(arm): {"summary": _summary(rows[arm]), "rows": rows[arm]} for arm in arms},
+        "arms": {str(arm): {"summary": summary(rows[arm]), "rows": rows[arm]} for arm in arms},
     }
-
-
-def _median(values: list[float]) -> float | None:
-    return round(statistics.median(values), 1) if values else None
-
-
-def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    warm = [row for row in rows if not row["warm_up"]]
-    engine = [row["engine"] for row in warm if "engine" in row]
-    return {
-        "round_trip_ms": _median([row["round_trip_ms"] for row in warm]),
-        "items": _median([row["items"] for row in warm]),
-        "greedy_tokens": _median([row["greedy_tokens"] for row in warm]),
-        "alternative_tokens": _median([row["alternative_tokens"] for row in warm]),
-        "engine_generation_tokens": _median([e["vllm:generation_tokens_total"] for e in engine]),
-        "engine_prompt_tokens": _median([e["vllm:prompt_tokens_total"] for e in engine]),
-    }
-
-
-def render(report: dict[str, Any]) -> str:
-    header = (
-        f"{'suggestions asked':<18}{'round trip ms':>14}{'items':>7}{'greedy tok':>11}"
-        f"{'alt tok':>9}{'engine gen tok':>15}{'engine prompt tok':>18}"
-    )
-    lines = [f"medians over {report['rounds']} warm rounds (alternating)", header]
-    for arm, data in report["arms"].items():
-        s = data["summary"]
-        lines.append(
-            f"{arm:<18}{s['round_trip_ms']!s:>14}{s['items']!s:>7}{s['greedy_tokens']!s:>11}"
-            f"{s['alternative_tokens']!s:>9}{s['engine_generation_tokens']!s:>15}"
-            f"{s['engine_prompt_tokens']!s:>18}"
-        )
-    return "\n".join(lines)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--engine-url", required=True)
-    parser.add_argument("file", type=Path)
-    parser.add_argument("line", type=int, help="zero-based")
-    parser.add_argument("column", type=int, help="zero-based")
-    parser.add_argument("--alternatives", type=int, default=3)
-    parser.add_argument("--rounds", type=int, default=10)
-    parser.add_argument("--out", type=Path, help="write the JSON report here")
-    args = parser.parse_args(argv)
-    if args.alternatives < 2:
-        parser.error("--alternatives: at least 2 (1 is the baseline arm)")
-    report = asyncio.run(
-        run(
-            args.engine_url,
-            args.file.resolve(),
-            args.file.read_text(encoding="utf-8"),
-            args.line,
-            args.column,
-            args.alternatives,
-            args.rounds,
-        )
-    )
-    sys.stdout.write(render(report) + "\n")
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(report, indent=2), encoding="utf-8")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from copilot_lsp.client.driver import EditorSession, item_id
-from copilot_lsp.telemetry.stats import format_table, stage_table
+from copilot_lsp.telemetry.stats import stage_table
 
 
 async def run_latency_bench(
@@ -51,17 +51,3 @@ async def run_latency_bench(
         "distinct_texts": len(set(texts)),
         "timelines": timelines,
     }
-
-
-def render(report: dict[str, Any]) -> str:
-    first = report.get("first") or {}
-    ms = first.get("ms", {})
-    lines = [
-        f"{report['count']} completions at {report['file']}:{report['cursor'][0] + 1}:"
-        f"{report['cursor'][1] + 1} via {(report.get('engine') or {}).get('url')}",
-        f"cold first completion: first token {ms.get('first_token', '-')} ms, "
-        f"finished {ms.get('finished', '-')} ms, outcome {first.get('outcome')}",
-        "warm completions (the rest):",
-        format_table(report["stages"]),
-    ]
-    return "\n".join(lines)
