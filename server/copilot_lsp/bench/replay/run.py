@@ -29,7 +29,7 @@ from copilot_lsp.bench.harness import started_engine
 from copilot_lsp.client.replay.editor import ScriptedEditor
 from copilot_lsp.client.replay.schedule import TypingModel, draw
 from copilot_lsp.client.replay.session import Session
-from copilot_lsp.client.replay.wire import close_client, start_server
+from copilot_lsp.client.replay.wire import start_server
 from copilot_lsp.engine.metrics import SpecDecodeCounters, parse_metrics, total
 from copilot_lsp.errors import ConfigError
 from copilot_lsp.serving.profiles import Profile, load_profile, profile_label
@@ -223,8 +223,8 @@ async def _run_arm(arm: Arm, engine: _Engine | None, plan: Plan) -> dict[str, An
                 _merge(arm.settings, {"telemetry": {"logPath": str(completions_log)}}),
             )
             checkout = Path(arm.checkout) if arm.checkout else None
-            client, stderr = await start_server(Path(scratch), options, checkout)
-            editor = ScriptedEditor(client, Path(scratch) / "workspace")
+            connection = await start_server(Path(scratch), options, checkout)
+            editor = ScriptedEditor(connection.client, Path(scratch) / "workspace")
             try:
                 await editor.warm_up()
                 warm = {str(c.get("id")) for c in read_log(completions_log)}
@@ -235,9 +235,7 @@ async def _run_arm(arm: Arm, engine: _Engine | None, plan: Plan) -> dict[str, An
                     await editor.replay(session, typing)
                 await editor.drain()
             finally:
-                await close_client(client)
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(stderr, 5.0)
+                await connection.close()
             wall = time.perf_counter() - began
             after = await _scrape(live.root)
             completions = [c for c in read_log(completions_log) if c.get("id") not in warm]
