@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -10,10 +11,19 @@ import pytest
 from copilot_lsp.bench import harness
 from copilot_lsp.bench.context.report import render as render_context
 from copilot_lsp.bench.context.run import run_context_bench
-from copilot_lsp.bench.quality.safim import edit_similarity, exact_match, find_data_dir, load_tasks
+from copilot_lsp.bench.quality import vendor
+from copilot_lsp.bench.quality.safim import (
+    DATA,
+    SUBSETS,
+    VENDORED,
+    edit_similarity,
+    exact_match,
+    load_tasks,
+    read_rows,
+    statement_holes,
+)
 from copilot_lsp.bench.quality.sandbox import UnitTest, passes
 from copilot_lsp.errors import CopilotLspError
-from tests.conftest import REPO
 
 
 def test_sandbox_runs_programs_on_their_tests() -> None:
@@ -43,15 +53,64 @@ def test_scoring() -> None:
 
 
 def test_safim_python_tasks_load_deterministically() -> None:
-    data = find_data_dir(REPO)
-    assert data is not None, "shared/eval/safim must lie beside the checkout"
-    first = load_tasks(data, "block", 3)
-    again = load_tasks(data, "block", 3)
+    first = load_tasks(DATA, "block", 3)
+    again = load_tasks(DATA, "block", 3)
     assert [t.task_id for t in first] == [t.task_id for t in again]
     for task in first:
         assert "{{completion}}" not in task.text
         assert task.tests
-    assert all(not t.tests for t in load_tasks(data, "api", 2))
+    assert all(not t.tests for t in load_tasks(DATA, "api", 2))
+
+
+def test_the_vendored_tasks_are_every_python_task_of_the_three_subsets() -> None:
+    rows = list(read_rows(DATA / VENDORED))
+    counts = {subset: sum(row["subset"] == subset for row in rows) for subset in SUBSETS}
+    assert counts == {"block": 805, "control": 750, "api": 181}  # as data/README.md says
+    assert {key for row in rows for key in row} == {"subset", *vendor.FIELDS}
+    assert (DATA / "LICENSE").read_text(encoding="utf-8").startswith("MIT License")
+
+
+def _published_safim(folder: Path) -> None:
+    """A few tasks in SAFIM's own layout: a file per subset, every language, the problem
+    statement beside the code."""
+    folder.mkdir()
+    program = "n = int(input())\nfor i in range(n):\n    {{completion}}\n    print(i)\n"
+    for subset, name in SUBSETS.items():
+        rows = [
+            {
+                "task_id": f"{name}_{index:06d}",
+                "lang": ["python", "cpp", "python", "java", "python"][index],
+                "prompt": "Problem statement: print the numbers below n.",
+                "eval_prompt": program.replace("i)", f"i + {index})"),
+                "ground_truth": "x = i * 2" if subset != "block" else "x = i\n    y = x",
+                "unit_tests": [] if subset == "api" else [{"input": "2", "output": ["0\n1"]}],
+            }
+            for index in range(5)
+        ]
+        text = "".join(json.dumps(row) + "\n" for row in rows)
+        (folder / f"{name}.jsonl.gz").write_bytes(gzip.compress(text.encode()))
+
+
+def test_vendored_tasks_are_those_the_published_files_give(tmp_path: Path) -> None:
+    published = tmp_path / "safim"
+    _published_safim(published)
+    vendored = tmp_path / "vendored"
+    size = vendor.write(vendor.vendored_rows(published), vendored / VENDORED)
+    assert size == (vendored / VENDORED).stat().st_size
+    for subset in SUBSETS:
+        for limit in (1, 2, 3):
+            for seed in (0, 1):
+                expected = load_tasks(published, subset, limit, seed)
+                assert load_tasks(vendored, subset, limit, seed) == expected
+        assert len(load_tasks(vendored, subset, 10)) == 3  # the Python tasks only
+    assert statement_holes(vendored, 3) == statement_holes(published, 3) != []
+    rows = list(read_rows(vendored / VENDORED))
+    assert all("prompt" not in row and "lang" not in row for row in rows)
+    again = tmp_path / "again.jsonl.gz"
+    vendor.write(vendor.vendored_rows(published), again)
+    assert again.read_bytes() == (vendored / VENDORED).read_bytes()
+    with pytest.raises(CopilotLspError, match="no SAFIM tasks"):
+        load_tasks(tmp_path, "block", 1)
 
 
 def test_raw_results_are_saved_compressed_and_read_back_in_either_form(tmp_path: Path) -> None:

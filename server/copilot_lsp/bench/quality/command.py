@@ -19,7 +19,12 @@ def add_parser(
         help="SAFIM Python subsets through the real server, with and without filters",
         formatter_class=formatter_class,
     )
-    quality.add_argument("--data", type=Path, help="folder with SAFIM's *.jsonl.gz")
+    quality.add_argument(
+        "--data",
+        type=Path,
+        help="a folder with SAFIM's *_completion.jsonl.gz as published (default: its Python "
+        "tasks vendored in the package, the same tasks)",
+    )
     quality.add_argument(
         "--subsets", default="block,control,api", help="SAFIM subsets, and holes (made from block)"
     )
@@ -40,11 +45,11 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     """The report and its table."""
     from copilot_lsp.bench.quality import run as quality
     from copilot_lsp.bench.quality.report import render
-    from copilot_lsp.bench.quality.safim import DERIVED, SUBSETS, find_data_dir
+    from copilot_lsp.bench.quality.safim import DATA, DERIVED, SUBSETS
 
-    data = args.data or find_data_dir(Path.cwd())
-    if data is None or not data.is_dir():
-        raise CopilotLspError("SAFIM data not found: pass --data DIR (shared/eval/safim)")
+    data: Path = args.data or DATA
+    if not data.is_dir():
+        raise CopilotLspError(f"--data {data}: not a folder")
     subsets = [s for s in args.subsets.split(",") if s]
     modes = [m for m in args.modes.split(",") if m]
     unknown = [s for s in subsets if s not in SUBSETS and s not in DERIVED] + [

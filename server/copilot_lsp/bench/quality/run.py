@@ -28,7 +28,9 @@ import httpx
 
 from copilot_lsp.bench.quality.report import summarise
 from copilot_lsp.bench.quality.safim import (
+    DATA,
     DERIVED,
+    VENDORED,
     Task,
     edit_similarity,
     exact_match,
@@ -232,7 +234,8 @@ async def run_quality_bench(
     tasks = [task for subset in subsets for task in _tasks(data_dir, subset, limit)]
     report: dict[str, Any] = {
         "host": platform.node(),
-        "data": str(data_dir),
+        # The vendored tasks by name: a report names no folder of this machine for them.
+        "data": VENDORED if data_dir == DATA else str(data_dir),
         "limit_per_subset": limit,
         "base_checkout": str(base_checkout) if base_checkout else None,
         "modes": {},

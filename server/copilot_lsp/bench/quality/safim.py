@@ -1,4 +1,9 @@
-"""SAFIM tasks (Syntax-Aware Fill-in-the-Middle, Python subsets) and how they are scored."""
+"""SAFIM tasks (Syntax-Aware Fill-in-the-Middle, Python subsets) and how they are scored.
+
+The tasks are read from the package (data/, see its README: the Python tasks of the three
+subsets, vendored) unless a folder with SAFIM's files as published is given: both give the
+same tasks for the same subset, limit and seed.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +11,25 @@ import ast
 import difflib
 import gzip
 import json
-import os
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from copilot_lsp import paths
+from copilot_lsp.errors import CopilotLspError
+
 HOLE = "{{completion}}"
 SUBSETS = {"block": "block_completion", "control": "control_completion", "api": "api_completion"}
+"""Subset -> the name of SAFIM's file for it (`NAME.jsonl.gz`)."""
 DERIVED = {"holes": "block"}
 """Task sets made from a SAFIM subset (see `statement_holes`)."""
+DATA = paths.evaluation_data()
+"""The vendored tasks' folder: the default data."""
+VENDORED = "safim-python.jsonl.gz"
+"""The vendored file in DATA: every Python task of SUBSETS, one JSON object a line with its
+`subset` (written by vendor.py)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,22 +46,24 @@ class Task:
         return self.before + self.after
 
 
-def find_data_dir(start: Path) -> Path | None:
-    """`$COPILOT_LSP_SAFIM_DIR`, else `shared/eval/safim` beside the checkout (or a parent)."""
-    override = os.environ.get("COPILOT_LSP_SAFIM_DIR")
-    if override:
-        return Path(override) if Path(override).is_dir() else None
-    for folder in [start, *start.parents]:
-        candidate = folder / "shared" / "eval" / "safim"
-        if candidate.is_dir():
-            return candidate
-    return None
+def python_rows(data_dir: Path, subset: str) -> list[dict[str, Any]]:
+    """The Python tasks of `subset` in `data_dir`: the vendored file when it holds one,
+    else SAFIM's file for the subset as published (all languages, filtered here)."""
+    vendored = data_dir / VENDORED
+    if vendored.is_file():
+        return [row for row in read_rows(vendored) if row["subset"] == subset]
+    published = data_dir / f"{SUBSETS[subset]}.jsonl.gz"
+    if not published.is_file():
+        raise CopilotLspError(
+            f"no SAFIM tasks in {data_dir}: neither {VENDORED} nor {published.name}"
+        )
+    return [row for row in read_rows(published) if row.get("lang") == "python"]
 
 
 def load_tasks(data_dir: Path, subset: str, limit: int, seed: int = 0) -> list[Task]:
     """A seeded sample of `limit` Python tasks of one subset."""
-    path = data_dir / f"{SUBSETS[subset]}.jsonl.gz"
-    rows = [row for row in _rows(path) if row.get("lang") == "python"]
+    rows = python_rows(data_dir, subset)
+    # Sorted first: the sample depends on the seed alone, not on the order of the file.
     rows.sort(key=lambda row: row["task_id"])
     sample = random.Random(seed).sample(rows, min(limit, len(rows)))
     tasks = []
@@ -80,7 +95,7 @@ def statement_holes(data_dir: Path, limit: int, seed: int = 0) -> list[Task]:
     return random.Random(seed).sample(holes, min(limit, len(holes)))
 
 
-def _rows(path: Path) -> Iterator[dict[str, Any]]:
+def read_rows(path: Path) -> Iterator[dict[str, Any]]:
     with gzip.open(path, "rt", encoding="utf-8") as handle:
         for line in handle:
             yield json.loads(line)
