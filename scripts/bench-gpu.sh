@@ -3,7 +3,7 @@
 # nothing downloaded. It runs `copilot-lsp bench engine` on the gpu-smollm2-* profiles (the
 # embedded SmolLM2-135M with the EAGLE and Medusa heads shipped in this repository, n-gram and
 # plain decoding) and writes the same report as on the CPU: report.md, roofline.md,
-# results.json, summary.json and the plots.
+# results.json.gz (the raw results), summary.json and the plots.
 #
 # Needs, already installed on that machine: Python 3.11+ with the CUDA build of vLLM 0.32
 # (which brings torch, transformers, tokenizers) and this project's light dependencies

@@ -30,6 +30,12 @@ def config_dir() -> Path:
     return _override("COPILOT_LSP_CONFIG_DIR") or Path(platformdirs.user_config_dir(APP))
 
 
+def evaluation_data() -> Path:
+    """The evaluation tasks shipped in the package (SAFIM's Python subsets, read by `bench
+    quality` and the tests); named here so that draft training can refuse them."""
+    return Path(__file__).resolve().parent / "bench" / "quality" / "data"
+
+
 def configs_root() -> Path:
     """The shipped `configs/` folder: the repository's in a checkout, package data in a wheel."""
     override = _override("COPILOT_LSP_CONFIGS")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -40,20 +39,14 @@ def _free_port() -> int:
 def real_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealEngine]:
     """Starts the `local-cpu` profile on a free port; its state file stays out of the user's."""
     state_dir = tmp_path_factory.mktemp("engine-state")
-    previous = os.environ.get("COPILOT_LSP_STATE_DIR")
-    os.environ["COPILOT_LSP_STATE_DIR"] = str(state_dir)
+    state = launcher.engine_up(
+        load_profile("local-cpu"), port=_free_port(), log=print, state_dir=state_dir
+    )
     try:
-        state = launcher.engine_up(load_profile("local-cpu"), port=_free_port(), log=print)
-        try:
-            yield RealEngine(state.url, state_dir, state.pid)
-        finally:
-            stopped = launcher.engine_down()
-        # `engine down` stopped the real engine: its state is gone and its port is closed.
-        assert stopped is not None and stopped.pid == state.pid
-        assert launcher.read_state() is None
-        assert not launcher.health(state.url.removesuffix("/v1"), timeout=5)
+        yield RealEngine(state.url, state_dir, state.pid)
     finally:
-        if previous is None:
-            os.environ.pop("COPILOT_LSP_STATE_DIR", None)
-        else:
-            os.environ["COPILOT_LSP_STATE_DIR"] = previous
+        stopped = launcher.engine_down(state_dir=state_dir)
+    # `engine down` stopped the real engine: its state is gone and its port is closed.
+    assert stopped is not None and stopped.pid == state.pid
+    assert launcher.read_state(launcher.state_file(state_dir)) is None
+    assert not launcher.health(state.url.removesuffix("/v1"), timeout=5)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -136,8 +135,8 @@ def _profile(name: str, speculative: dict[str, object] | None) -> Profile:
     return Profile.model_validate(data)
 
 
-def _greedy(profile: Profile) -> tuple[list[str], SpecDecodeCounters]:
-    state = launcher.engine_up(profile, port=_free_port())
+def _greedy(profile: Profile, state_dir: Path) -> tuple[list[str], SpecDecodeCounters]:
+    state = launcher.engine_up(profile, port=_free_port(), state_dir=state_dir)
     root = state.url.removesuffix("/v1")
     try:
         texts = []
@@ -154,42 +153,37 @@ def _greedy(profile: Profile) -> tuple[list[str], SpecDecodeCounters]:
         metrics = parse_metrics(httpx.get(f"{root}/metrics", timeout=10).text)
         return texts, SpecDecodeCounters.from_samples(metrics)
     finally:
-        launcher.engine_down()
+        launcher.engine_down(state_dir=state_dir)
 
 
 @pytest.fixture(scope="module")
-def engine_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    previous = os.environ.get("COPILOT_LSP_STATE_DIR")
-    os.environ["COPILOT_LSP_STATE_DIR"] = str(tmp_path_factory.mktemp("draft-engine-state"))
-    yield
-    if previous is None:
-        os.environ.pop("COPILOT_LSP_STATE_DIR", None)
-    else:
-        os.environ["COPILOT_LSP_STATE_DIR"] = previous
+def engine_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The state folder of the engines these tests start: never the user's."""
+    return tmp_path_factory.mktemp("draft-engine-state")
 
 
 @pytest.fixture(scope="module")
-def plain(engine_state: None) -> list[str]:
-    texts, counters = _greedy(_profile("plain", None))
+def plain(engine_state: Path) -> list[str]:
+    texts, counters = _greedy(_profile("plain", None), engine_state)
     assert counters.drafts == 0
     return texts
 
 
 def test_tiny_medusa_loads_and_decodes_exactly_like_plain(
-    plain: list[str], tiny_drafts: dict[str, Path]
+    plain: list[str], tiny_drafts: dict[str, Path], engine_state: Path
 ) -> None:
     spec = {"method": "medusa", "model": str(tiny_drafts["medusa"]), "num_speculative_tokens": 3}
-    texts, counters = _greedy(_profile("tiny-medusa", spec))
+    texts, counters = _greedy(_profile("tiny-medusa", spec), engine_state)
     assert counters.drafts > 0, "the engine never used the Medusa heads"
     assert texts == plain
 
 
 @pytest.mark.parametrize(("method", "size_limit"), [("eagle", 10_000_000), ("eagle3", 25_000_000)])
 def test_shipped_eagle_heads_accept_and_decode_exactly_like_plain(
-    plain: list[str], method: str, size_limit: int
+    plain: list[str], method: str, size_limit: int, engine_state: Path
 ) -> None:
     spec = {"method": method, "model": f"embedded-draft:{method}", "num_speculative_tokens": 3}
-    texts, counters = _greedy(_profile(method, spec))
+    texts, counters = _greedy(_profile(method, spec), engine_state)
     assert counters.drafts > 0
     assert counters.accepted_tokens / counters.draft_tokens > 0.3, "the shipped head is untrained?"
     assert texts == plain
@@ -272,7 +266,7 @@ def test_a_head_grown_to_two_layers_loads_and_decodes_exactly_like_plain(
     assert config["num_hidden_layers"] == 2
     assert report["heldout"]["acceptance_rate"] > 0.2, "growing lost the shipped head's skill"
     spec = {"method": "eagle", "model": str(options.out), "num_speculative_tokens": 3}
-    texts, counters = _greedy(_profile("eagle-2-layers", spec))
+    texts, counters = _greedy(_profile("eagle-2-layers", spec), tmp_path / "engine-state")
     assert counters.accepted_tokens / counters.draft_tokens > 0.3
     assert texts == plain
 
@@ -303,7 +297,7 @@ def test_tiny_eagle3_reads_the_targets_layers_loads_and_decodes_exactly_like_pla
     assert any("starting from the EAGLE-3 head" in line for line in said)
     assert json.loads((tmp_path / "again" / "config.json").read_text())["draft_vocab_size"] == 512
     spec = {"method": "eagle3", "model": str(options.out), "num_speculative_tokens": 3}
-    texts, counters = _greedy(_profile("tiny-eagle3", spec))
+    texts, counters = _greedy(_profile("tiny-eagle3", spec), tmp_path / "engine-state")
     assert counters.drafts > 0, "the engine never used the EAGLE-3 head"
     assert texts == plain
 

@@ -100,7 +100,9 @@ async def test_cancel_request_makes_the_engine_stop_generating(
 
 def test_engine_up_is_idempotent_and_status_reports_health(real_engine: RealEngine) -> None:
     port = int(real_engine.url.rsplit(":", 1)[1].split("/")[0])
-    again = launcher.engine_up(load_profile("local-cpu"), port=port)
+    again = launcher.engine_up(
+        load_profile("local-cpu"), port=port, state_dir=real_engine.state_dir
+    )
     assert again.pid == real_engine.pid
     # local-cpu speculates with the shipped EAGLE head: one completion makes drafts.
     body = {"model": "smollm2-135m", "prompt": "def fibonacci(n):\n", "max_tokens": 32}

@@ -9,6 +9,8 @@ earlier outputs and proposes long runs: the path where a wrong acceptance would 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from copilot_lsp.bench.replay.greedy import PROMPTS, compare
@@ -19,8 +21,10 @@ pytest.importorskip(
 pytestmark = [pytest.mark.engine, pytest.mark.timeout(1200)]
 
 
-def test_suffix_decoding_speculates_and_decodes_exactly_like_plain_in_float32() -> None:
-    result = compare("float32", passes=3)
+def test_suffix_decoding_speculates_and_decodes_exactly_like_plain_in_float32(
+    tmp_path: Path,
+) -> None:
+    result = compare("float32", state_dir=tmp_path, passes=3)
     assert result["outputs"] == 3 * len(PROMPTS)
     spec = result["spec_decode"]
     assert spec["drafts"] > 0 and spec["accepted_tokens"] > 0, "the suffix tree never proposed"

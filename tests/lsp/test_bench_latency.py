@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from copilot_lsp.bench.latency import render, run_latency_bench
+from copilot_lsp.bench.latency.report import render
+from copilot_lsp.bench.latency.run import run_latency_bench
 from copilot_lsp.testing.fake_engine import FakeEngine, Reply
 
 pytestmark = pytest.mark.timeout(60)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from copilot_lsp.bench.load import render, run_load, typing_schedule
+from copilot_lsp.bench.load.report import render
+from copilot_lsp.bench.load.run import run_load, typing_schedule
 
 pytestmark = pytest.mark.timeout(90)
 

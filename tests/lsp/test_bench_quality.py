@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from copilot_lsp.bench import quality
-from copilot_lsp.bench.safim import find_data_dir, load_tasks, statement_holes
+from copilot_lsp.bench.quality import run as quality
+from copilot_lsp.bench.quality.report import summarise
+from copilot_lsp.bench.quality.safim import DATA, load_tasks, statement_holes
 from copilot_lsp.testing.fake_engine import FakeEngine, Reply
-from tests.conftest import REPO
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -17,9 +17,7 @@ pytestmark = pytest.mark.timeout(120)
 async def test_quality_bench_scores_a_correct_and_a_wrong_completion(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: dict[str, str]
 ) -> None:
-    data = find_data_dir(REPO)
-    assert data is not None
-    task = load_tasks(data, "block", 1)[0]
+    task = load_tasks(DATA, "block", 1)[0]
     indent = task.before[task.before.rfind("\n") + 1 :]
     # What a perfect model streams after the prompt (which ends before the hole's line).
     perfect = "\n" + indent + task.ground_truth + "\n" + "x = 'unrelated'\n"
@@ -35,16 +33,14 @@ async def test_quality_bench_scores_a_correct_and_a_wrong_completion(
     assert right["shown"] and right["passed"] is True
     assert right["edit_similarity"] == 1.0
     assert wrong["passed"] is False and wrong["edit_similarity"] < 1.0
-    summary = quality.summarise(results)
+    summary = summarise(results)
     assert summary["block"]["score"] == 0.5 and summary["block"]["n"] == 2
 
 
 async def test_naive_mode_cuts_at_the_first_line_break_and_holes_keep_their_tests(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: dict[str, str]
 ) -> None:
-    data = find_data_dir(REPO)
-    assert data is not None
-    hole = statement_holes(data, 1)[0]
+    hole = statement_holes(DATA, 1)[0]
     assert hole.subset == "holes" and "\n" not in hole.ground_truth
     engine = await FakeEngine().start()
     engine.replies = [
@@ -70,9 +66,7 @@ async def test_naive_mode_cuts_at_the_first_line_break_and_holes_keep_their_test
 async def test_early_mode_answers_the_first_line_then_the_rest_at_the_same_place(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: dict[str, str]
 ) -> None:
-    data = find_data_dir(REPO)
-    assert data is not None
-    task = load_tasks(data, "block", 1)[0]
+    task = load_tasks(DATA, "block", 1)[0]
     indent = task.before[task.before.rfind("\n") + 1 :]
     lines = ["\n" + indent + line + "\n" for line in task.ground_truth.split("\n")]
     assert len(lines) > 1

@@ -38,12 +38,12 @@ EDIT = Session(
 
 
 def test_a_tiny_replay_accepts_the_right_suggestion_and_cancels_while_typing(
-    isolated_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    isolated_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     for key, value in isolated_env.items():
         monkeypatch.setenv(key, value)
     arm = Arm(SCRIPTED, SCRIPTED, {"completion": {"debounceMs": 200}})
-    data = run_replay([arm], Plan([HOLE, EDIT], repeats=1), log=print)
+    data = run_replay([arm], Plan([HOLE, EDIT], repeats=1), state_dir=tmp_path, log=print)
     (run,) = data["runs"]
     records = run["records"]
     hole = [r for r in records if r["session"] == HOLE.id]
@@ -84,4 +84,4 @@ def test_an_arm_on_another_checkouts_server_that_does_not_start_says_what_it_pri
     )
     arm = Arm("before", SCRIPTED, checkout=str(tmp_path / "before"))
     with pytest.raises(CopilotLspError, match=r"(?s)did not start.*wants another Python"):
-        run_replay([arm], Plan([HOLE], repeats=1), log=print)
+        run_replay([arm], Plan([HOLE], repeats=1), state_dir=tmp_path / "state", log=print)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from copilot_lsp.bench import load
+from copilot_lsp.bench.load import run as load
+from copilot_lsp.bench.load.report import render
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -23,4 +24,4 @@ async def test_rss_is_kept_per_minute_for_soaks(
     rss = result["rss_kib"]
     assert len(rss["by_minute"]) >= 3 and all(value > 0 for value in rss["by_minute"])
     assert rss["growth_after_first_minute"] == rss["end"] - rss["by_minute"][1]
-    assert "RSS each minute" in load.render(result)
+    assert "RSS each minute" in render(result)

@@ -11,10 +11,11 @@ from typing import Any
 import httpx
 import pytest
 
-from copilot_lsp.bench.decoding import claims, command, report
-from copilot_lsp.bench.decoding.prompts import Prompt
-from copilot_lsp.bench.decoding.run import with_capacity
-from copilot_lsp.bench.decoding.runner import MIXED, CellSpec, Plan, run_cell
+from copilot_lsp.bench.engine import claims, command, report
+from copilot_lsp.bench.engine.prompts import Prompt
+from copilot_lsp.bench.engine.run import with_capacity
+from copilot_lsp.bench.engine.runner import MIXED, CellSpec, Plan, run_cell
+from copilot_lsp.bench.harness import save_results
 from copilot_lsp.serving.profiles import load_profile
 from copilot_lsp.testing.fake_engine import FakeEngine, Reply
 
@@ -231,9 +232,9 @@ def test_claims_are_answered_from_the_measurements() -> None:
 
 
 def test_report_folder_is_regenerated_from_saved_results(tmp_path: Path) -> None:
-    (tmp_path / command.DATA).write_text(json.dumps(_synthetic()), encoding="utf-8")
+    save_results(tmp_path, _synthetic())
     args = argparse.Namespace(report_only=True, out=tmp_path)
-    text = command.run(args)
+    text = command.run(args, tmp_path / "state")
     assert "| eagle | 1 |" in text and "×2.00" in text
     for name in ("report.md", "summary.json", "tokens-per-second.png", "latency-cdf.png"):
         assert (tmp_path / name).stat().st_size > 0
@@ -244,14 +245,14 @@ def test_report_only_without_results_is_a_clear_error(tmp_path: Path) -> None:
     from copilot_lsp.errors import CopilotLspError
 
     with pytest.raises(CopilotLspError, match=r"results\.json"):
-        command.run(argparse.Namespace(report_only=True, out=tmp_path))
+        command.run(argparse.Namespace(report_only=True, out=tmp_path), tmp_path / "state")
 
 
 def test_running_endpoints_are_benchmarked_repeat_by_repeat(tmp_path: Path) -> None:
     import asyncio
     import threading
 
-    from copilot_lsp.bench.decoding.run import run_benchmark
+    from copilot_lsp.bench.engine.run import run_benchmark
 
     # Two scripted engines stand for two profiles already running; they live on their own
     # event loop because run_benchmark drives its own.
@@ -270,6 +271,7 @@ def test_running_endpoints_are_benchmarked_repeat_by_repeat(tmp_path: Path) -> N
             PROMPTS[:2],
             endpoints={"one": engines[0].url, "two": engines[1].url},
             port=0,
+            state_dir=tmp_path,
         )
     finally:
         for engine in engines:
@@ -288,7 +290,7 @@ def test_a_profile_given_as_a_file_is_labelled_by_its_name_everywhere(tmp_path: 
     import asyncio
     import threading
 
-    from copilot_lsp.bench.decoding.run import run_benchmark
+    from copilot_lsp.bench.engine.run import run_benchmark
 
     candidate = tmp_path / "draft-runs" / "cand-e3a.toml"
     candidate.parent.mkdir()
@@ -304,6 +306,7 @@ def test_a_profile_given_as_a_file_is_labelled_by_its_name_everywhere(tmp_path: 
             PROMPTS[:1],
             endpoints={str(candidate): engine.url},
             port=0,
+            state_dir=tmp_path / "state",
         )
     finally:
         asyncio.run_coroutine_threadsafe(engine.stop(), loop).result(5)
@@ -318,8 +321,9 @@ def test_a_saved_run_that_named_a_profile_by_path_is_relabelled(tmp_path: Path) 
     path = "/tmp/draft-runs/cand-sd3.toml"  # a file that no longer exists: its stem
     saved = report.relabel(saved, {"eagle": path})
     assert path in json.dumps(saved)
-    (tmp_path / command.DATA).write_text(json.dumps(saved), encoding="utf-8")
-    text = command.run(argparse.Namespace(report_only=True, out=tmp_path))
+    # As runs saved it before the raw results were compressed: a plain results.json.
+    (tmp_path / "results.json").write_text(json.dumps(saved), encoding="utf-8")
+    text = command.run(argparse.Namespace(report_only=True, out=tmp_path), tmp_path / "state")
     assert "| cand-sd3 | 1 |" in text
     for name in ("report.md", "summary.json", "roofline.md"):
         assert "/tmp/" not in (tmp_path / name).read_text(encoding="utf-8"), name
@@ -351,7 +355,7 @@ def test_paying_at_low_concurrency_says_nothing_about_batch_64() -> None:
 
 
 def test_roofline_costs_model_free_drafts_at_no_weight_reads() -> None:
-    from copilot_lsp.bench.decoding import roofline
+    from copilot_lsp.bench.engine import roofline
 
     assert roofline.method_of("local-cpu-suffix") == "suffix"
     assert roofline.method_of("local-cpu-ngram") == "ngram"

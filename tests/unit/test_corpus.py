@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from copilot_lsp import paths
 from copilot_lsp.draft import corpus
 from copilot_lsp.errors import ConfigError
 
@@ -50,6 +51,17 @@ def test_evaluation_data_is_refused(tmp_path: Path) -> None:
     assert [f.path.name for f in corpus.collect([tmp_path])] == ["ok.py"]  # walked past SAFIM
     with pytest.raises(ConfigError, match="does not exist"):
         corpus.resolve_roots([str(tmp_path / "missing")])
+
+
+def test_the_evaluation_tasks_shipped_in_the_package_are_refused() -> None:
+    """bench quality's SAFIM tasks live inside the package, so an installed package's folder
+    (site-packages is a default corpus root) holds them: refused by where they are, not only
+    by a name (the README there says nothing of SAFIM in its path)."""
+    shipped = paths.evaluation_data()
+    assert (shipped / "safim-python.jsonl.gz").is_file()
+    for path in (shipped, shipped / "README.md", shipped / "safim-python.jsonl.gz"):
+        with pytest.raises(ConfigError, match="evaluation data"):
+            corpus.resolve_roots([str(path)])
 
 
 def test_windows_are_fixed_length_and_capped_per_file(tmp_path: Path) -> None:

@@ -77,3 +77,26 @@ def test_the_link_reader_finds_relative_links_and_skips_code_and_the_web(tmp_pat
 @pytest.mark.parametrize("path", markdown_files(), ids=lambda p: str(p.relative_to(REPO)))
 def test_every_relative_link_resolves_to_a_file_of_the_repository(path: Path) -> None:
     assert broken_links(path) == []
+
+
+def test_every_plot_in_the_docs_is_shown_by_a_page() -> None:
+    """A plot nothing links to is weight in every clone; a new run's unused plots go."""
+    shown = {
+        (path.parent / target.split("#", 1)[0]).resolve()
+        for path in markdown_files()
+        for _, target in link_targets(path.read_text(encoding="utf-8"))
+        if not EXTERNAL.match(target)
+    }
+    plots = sorted((REPO / "docs").rglob("*.png"))
+    assert plots, "the reader sees the plots"
+    assert [str(p.relative_to(REPO)) for p in plots if p.resolve() not in shown] == []
+
+
+def test_raw_benchmark_results_in_the_docs_are_compressed() -> None:
+    """Per-request results run to megabytes a report: kept as the commands write them,
+    `results.json.gz` (docs/benchmarks/README.md, "Raw results")."""
+    benchmarks = REPO / "docs" / "benchmarks"
+    assert sorted(benchmarks.rglob("results.json")) == []
+    packed = sorted(benchmarks.rglob("results.json.gz"))
+    assert packed, "the reader sees the raw results"
+    assert all(path.read_bytes()[:2] == b"\x1f\x8b" for path in packed)

@@ -113,14 +113,11 @@ def profile(target: Path, draft: str) -> Profile:
     )
 
 
-def test_engine_up_refuses_a_mismatched_draft_before_starting_anything(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("COPILOT_LSP_STATE_DIR", str(tmp_path / "state"))
+def test_engine_up_refuses_a_mismatched_draft_before_starting_anything(tmp_path: Path) -> None:
     target = make_target(tmp_path / "target", weights(0), torch.float32)
     stale = make_draft(tmp_path / "stale", "v1:ffffffffffffffffffffffff")
     with pytest.raises(LauncherError, match="trained for a target with fingerprint"):
-        launcher.engine_up(profile(target, str(stale)))
+        launcher.engine_up(profile(target, str(stale)), state_dir=tmp_path / "state")
     assert not (tmp_path / "state" / "engine.json").exists()
     assert not list((tmp_path / "state").glob("engine-*.log"))
 

@@ -124,6 +124,23 @@ def test_engine_down_stops_the_engine_and_its_workers(
     assert "no engine was running" in capsys.readouterr().err
 
 
+def test_an_engine_started_in_a_state_folder_of_its_own_leaves_the_users_alone(
+    state_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a benchmark does: its engine is recorded in the folder it passes, beside the one
+    the user started, and `engine down` there stops only its own."""
+    profile = stand_in(monkeypatch, tmp_path, HEALTHY)
+    users = launcher.engine_up(profile, port=free_port())
+    bench = tmp_path / "bench-state"
+    own = launcher.engine_up(profile, port=free_port(), state_dir=bench)
+    assert own.pid != users.pid  # not taken for the user's engine, nor refused because of it
+    assert read_state(bench / "engine.json") == own and read_state() == users
+    assert Path(own.log_path).parent == bench
+    assert launcher.engine_down(state_dir=bench) == own
+    assert not running(own.pid) and running(users.pid)
+    assert read_state(bench / "engine.json") is None and read_state() == users
+
+
 def test_an_engine_that_exits_while_starting_is_reported_with_its_log(
     state_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

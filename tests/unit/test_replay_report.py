@@ -281,7 +281,9 @@ def test_prefill_counts_the_cache_as_vllm_does_at_prefill_not_at_admission() -> 
     }
 
 
-def test_every_arm_and_repeat_gets_an_engine_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_arm_and_repeat_gets_an_engine_of_its_own(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """Arms on one profile that differ only in server settings must not share an engine: the
     later one would be served from a prefix cache warmed by the same sessions."""
     from contextlib import contextmanager
@@ -292,7 +294,8 @@ def test_every_arm_and_repeat_gets_an_engine_of_its_own(monkeypatch: pytest.Monk
     served: list[tuple[str, int]] = []
 
     @contextmanager
-    def engine(arm: run.Arm, endpoints: dict[str, str], log: Any) -> Any:
+    def engine(arm: run.Arm, endpoints: dict[str, str], log: Any, state_dir: Path) -> Any:
+        assert state_dir == tmp_path  # the run's, passed down, never the user's
         started.append(arm.label)
         yield run._Engine("http://x/v1", "http://x", {"start": len(started)})
 
@@ -306,7 +309,7 @@ def test_every_arm_and_repeat_gets_an_engine_of_its_own(monkeypatch: pytest.Monk
         run.Arm("a", "local-cpu-suffix"),
         run.Arm("a/off", "local-cpu-suffix", settings={"completion": {"debounceMs": 0}}),
     ]
-    data = run.run_replay(arms, run.Plan([], repeats=2), log=lambda _: None)
+    data = run.run_replay(arms, run.Plan([], repeats=2), state_dir=tmp_path, log=lambda _: None)
     assert started == ["a", "a/off", "a", "a/off"]
     assert served == [("a", 1), ("a/off", 2), ("a", 3), ("a/off", 4)]
     assert [arm["engine"] for arm in data["arms"]] == [{"start": 1}, {"start": 2}]

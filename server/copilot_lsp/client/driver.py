@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
+from copilot_lsp.client.connection import SERVER, Connection
 from copilot_lsp.lsp.methods import STATS_REQUEST
 
 LANGUAGE_IDS = {
@@ -45,8 +43,9 @@ class EditorSession:
     (`window/logMessage`) in `log_messages`, as an editor would show them.
     """
 
-    def __init__(self, client: LanguageClient) -> None:
-        self.client = client
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.client = connection.client
         self.messages: list[str] = []
         self.log_messages: list[str] = []
 
@@ -63,34 +62,26 @@ class EditorSession:
         unless the options set it). One by default: the tools built on this session (the
         `complete` command, the latency and quality benchmarks) read the first item only,
         and sampled alternatives would cost engine time beside it."""
-        command = server_command or [sys.executable, "-m", "copilot_lsp", "--stdio"]
         options = dict(initialization_options or {})
         completion = options.get("completion")
         completion = dict(completion) if isinstance(completion, dict) else {}
         completion.setdefault("alternatives", alternatives)
         options["completion"] = completion
         client = LanguageClient("copilot-lsp-driver", "1")
-        session = cls(client)
+        messages: list[str] = []
+        log_messages: list[str] = []
 
         def show_message(params: types.ShowMessageParams) -> None:
-            session.messages.append(params.message)
+            messages.append(params.message)
 
         def log_message(params: types.LogMessageParams) -> None:
-            session.log_messages.append(params.message)
+            log_messages.append(params.message)
 
         client.feature(types.WINDOW_SHOW_MESSAGE)(show_message)
         client.feature(types.WINDOW_LOG_MESSAGE)(log_message)
-
-        await client.start_io(command[0], *command[1:], env=dict(os.environ))
-        await client.initialize_async(
-            types.InitializeParams(
-                capabilities=types.ClientCapabilities(),
-                process_id=os.getpid(),
-                root_uri=root.as_uri(),
-                initialization_options=options,
-            )
-        )
-        client.initialized(types.InitializedParams())
+        connection = await Connection.start(client, root, options, command=server_command or SERVER)
+        session = cls(connection)
+        session.messages, session.log_messages = messages, log_messages
         return session
 
     def open(self, path: Path, text: str) -> str:
@@ -132,20 +123,13 @@ class EditorSession:
             ),
             timeout_s,
         )
-        return _items(result)
+        return answer_items(result)
 
     async def stats(self) -> dict[str, Any]:
         return plain(await self.client.protocol.send_request_async(STATS_REQUEST, {}))  # type: ignore[no-any-return]
 
     async def close(self) -> None:
-        server = getattr(self.client, "_server", None)
-        try:
-            await asyncio.wait_for(self.client.shutdown_async(None), 10.0)
-            self.client.exit(None)
-            await asyncio.wait_for(self.client.stop(), 10.0)  # type: ignore[no-untyped-call]
-        except Exception:  # the server is going away either way; make sure it does
-            if server is not None and server.returncode is None:
-                server.kill()
+        await self.connection.close()
 
 
 def item_id(item: types.InlineCompletionItem) -> str | None:
@@ -163,11 +147,14 @@ def item_range(item: types.InlineCompletionItem) -> dict[str, Any] | None:
     return {"start": [start.line, start.character], "end": [end.line, end.character]}
 
 
-def _items(
-    result: types.InlineCompletionList | Sequence[types.InlineCompletionItem] | None,
-) -> list[types.InlineCompletionItem]:
+def answer_items(result: Any) -> list[types.InlineCompletionItem]:
+    """The items of an inline-completion answer: a list, an InlineCompletionList, None, or
+    what pygls hands over for a result it could not type (a dict or namedtuple with items)."""
     if result is None:
         return []
     if isinstance(result, types.InlineCompletionList):
         return list(result.items)
-    return list(result)
+    if isinstance(result, list):
+        return result
+    items = result.get("items") if isinstance(result, dict) else getattr(result, "items", None)
+    return list(items) if items else []

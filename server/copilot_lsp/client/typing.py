@@ -9,9 +9,6 @@ one document per file `module_<i>.py` in the workspace root. Used by `bench load
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +17,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
+from copilot_lsp.client.connection import Connection
 from copilot_lsp.client.driver import plain
 from copilot_lsp.lsp.methods import STATS_REQUEST
 
@@ -63,20 +61,18 @@ class Counts:
 class TypingEditor:
     """The server in a subprocess and the documents being typed into."""
 
-    def __init__(self, client: LanguageClient, root: Path, documents: int) -> None:
-        self.client = client
+    STDERR_LINES = 1000
+    """The server's stderr lines kept (the load benchmark counts its warnings)."""
+
+    def __init__(self, connection: Connection, root: Path, documents: int) -> None:
+        self.connection = connection
+        self.client = connection.client
         self.docs = [_Doc((root / f"module_{i}.py").as_uri(), "") for i in range(documents)]
         self.counts = Counts()
-        self.stderr_lines: list[str] = []
+        self.stderr_lines = connection.stderr
+        self.pid = connection.pid
         self._ids = 0
         self._waiting: set[asyncio.Future[Any]] = set()
-        process = getattr(client, "_server", None)
-        self._process = process
-        self.pid = int(getattr(process, "pid", 0) or 0)
-        # pygls pipes the server's stderr and never reads it: drain it, or a chatty server blocks.
-        self._draining = asyncio.ensure_future(
-            _drain(getattr(process, "stderr", None), self.stderr_lines)
-        )
 
     @classmethod
     async def start(
@@ -84,18 +80,11 @@ class TypingEditor:
     ) -> TypingEditor:
         """Start `python -m copilot_lsp --stdio` with `env`; initialize; open the documents."""
         client = LanguageClient("copilot-lsp-load", "1")
-        await client.start_io(sys.executable, "-m", "copilot_lsp", "--stdio", env=env)
-        editor = cls(client, root, documents)
+        connection = await Connection.start(
+            client, root, initialization, env=env, keep=cls.STDERR_LINES
+        )
+        editor = cls(connection, root, documents)
         try:
-            await client.initialize_async(
-                types.InitializeParams(
-                    capabilities=types.ClientCapabilities(),
-                    process_id=os.getpid(),
-                    root_uri=root.as_uri(),
-                    initialization_options=initialization,
-                )
-            )
-            client.initialized(types.InitializedParams())
             for doc in editor.docs:
                 client.text_document_did_open(
                     types.DidOpenTextDocumentParams(
@@ -187,20 +176,4 @@ class TypingEditor:
 
     async def close(self) -> None:
         """Shut the server down (killed if it does not go)."""
-        client, process = self.client, self._process
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(client.shutdown_async(None), 10.0)
-            client.exit(None)
-            await asyncio.wait_for(client.stop(), 10.0)  # type: ignore[no-untyped-call]
-        if process is not None and process.returncode is None:
-            process.kill()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(self._draining, 5.0)
-
-
-async def _drain(stream: asyncio.StreamReader | None, lines: list[str]) -> None:
-    if stream is None:
-        return
-    while line := await stream.readline():
-        lines.append(line.decode("utf-8", "replace").rstrip())
-        del lines[:-1000]
+        await self.connection.close()

@@ -3,8 +3,9 @@
 Sources are the standard library and the installed packages (site-packages), which need no
 network. A file's split is decided by the SHA-256 of its content, so the split never depends on
 where a file lives, on the order of a directory listing or on which packages are installed
-(identical files vendored by two packages fall on the same side). Evaluation data — SAFIM,
-anything under the shared eval folder — is refused even if a caller points at it.
+(identical files vendored by two packages fall on the same side). Evaluation data is refused
+even if a caller points at it: the SAFIM tasks shipped in the package (`paths.evaluation_data`)
+and any file or folder named after SAFIM (a copy of the published files).
 """
 
 from __future__ import annotations
@@ -16,14 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from copilot_lsp import paths
 from copilot_lsp.errors import ConfigError
 
 Split = Literal["train", "heldout"]
 TokenEncoder = Callable[[str], list[int]]
 """text -> token ids (a tokenizer's encode, without special tokens)."""
 
-# Never train on these: the evaluation benchmark and anything filed as evaluation data.
-_FORBIDDEN_ROOTS = (Path("/work/shared/eval"), Path("/work/shared/safim"))
+# Never train on these: the evaluation tasks, wherever the package is installed.
+_FORBIDDEN_ROOTS = (paths.evaluation_data(),)
 _MIN_BYTES = 256
 _MAX_BYTES = 256_000
 

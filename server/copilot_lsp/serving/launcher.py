@@ -18,10 +18,16 @@ from typing import Any
 
 import httpx
 
-from copilot_lsp import paths
 from copilot_lsp.engine.metrics import SpecDecodeCounters, parse_metrics, total
 from copilot_lsp.engine.monitor import Scrape, window_between
-from copilot_lsp.engine.state import EngineState, clear_state, pid_alive, read_state, write_state
+from copilot_lsp.engine.state import (
+    EngineState,
+    clear_state,
+    pid_alive,
+    read_state,
+    state_path,
+    write_state,
+)
 from copilot_lsp.errors import LauncherError
 from copilot_lsp.serving.drafts import install_draft
 from copilot_lsp.serving.host import native_bfloat16, reserved_cores, this_cpu_flags, usable_cores
@@ -84,21 +90,31 @@ def health(url_root: str, timeout: float = 2.0) -> bool:
         return False
 
 
+def state_file(state_dir: Path | None) -> Path:
+    """The engine state file in `state_dir`; None: the user's (`$COPILOT_LSP_STATE_DIR` or the
+    platform's state folder), the one the server and `engine status` read."""
+    return state_path() if state_dir is None else state_dir / state_path().name
+
+
 def engine_up(
     profile: Profile,
     *,
     port: int | None = None,
     log: Callable[[str], None] = lambda message: None,
     allow_draft_mismatch: bool = False,
+    state_dir: Path | None = None,
 ) -> EngineState:
     """Start the profile's engine and wait until /health answers; reuse a healthy one.
 
     A draft trained for another target is refused (see serving/drafts.py) unless
-    `allow_draft_mismatch`.
+    `allow_draft_mismatch`. The state file and the engine's log go to `state_dir` (None: the
+    user's state folder): a benchmark or a test passes its own, so that its engines never
+    meet the one the user started with `engine up`.
     """
     port = profile.server.port if port is None else check_port(port)  # 0 is not "default"
     root = f"http://{profile.server.host}:{port}"
-    current = read_state()
+    recorded = state_file(state_dir)
+    current = read_state(recorded)
     if current is not None and pid_alive(current.pid) and health(_root(current.url)):
         if current.port == port and current.profile == profile.name:
             log(f"engine already running (pid {current.pid}) at {current.url}")
@@ -111,7 +127,7 @@ def engine_up(
         raise LauncherError(f"port {port} is already serving another engine; use --port N")
     model_path = model_path_for(profile, log)
     draft_path = install_draft(profile, model_path, allow_mismatch=allow_draft_mismatch, log=log)
-    log_path = paths.state_dir() / f"engine-{port}.log"
+    log_path = recorded.parent / f"engine-{port}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     argv = profile.command(model_path, port, draft_path)
     log(f"starting vLLM ({profile.name}) on {root}; log: {log_path}")
@@ -134,19 +150,21 @@ def engine_up(
         started_at=time.time(),
         samples_exactly=samples_exactly(profile),
     )
-    write_state(state)
+    write_state(state, recorded)
     try:
-        healthy = wait_until_healthy(process, root, log_path, profile.server.startup_timeout_s, log)
+        healthy = wait_until_healthy(
+            process, root, log_path, profile.server.startup_timeout_s, log, state=recorded
+        )
     except BaseException:
         # Ctrl-C or SIGTERM while it starts: the engine runs in its own session and would
         # outlive this process, holding the port and the memory.
         _stop_group(process.pid)
-        clear_state()
+        clear_state(recorded)
         raise
     if healthy:
         return state
     _stop_group(process.pid)
-    clear_state()
+    clear_state(recorded)
     raise LauncherError(
         f"the engine did not become healthy within {profile.server.startup_timeout_s:.0f} s:\n"
         + _tail(log_path)
@@ -163,14 +181,16 @@ def wait_until_healthy(
     healthy: Callable[[str], bool] = lambda root: health(root, timeout=1.0),
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
+    state: Path | None = None,
 ) -> bool:
     """Poll /health until it answers (True) or `timeout_s` passes (False), saying the phase
-    and the seconds waited every few seconds; LauncherError when the engine exits."""
+    and the seconds waited every few seconds; LauncherError when the engine exits (its
+    `state` file, None: the user's, is cleared then)."""
     progress = Progress(log, StartupLog(log_path), clock=clock)
     deadline = clock() + timeout_s
     while clock() < deadline:
         if process.poll() is not None:
-            clear_state()
+            clear_state(state)
             raise LauncherError(
                 f"the engine exited with code {process.returncode} while starting:\n"
                 + _tail(log_path)
@@ -182,14 +202,16 @@ def wait_until_healthy(
     return False
 
 
-def engine_down(timeout_s: float = 30.0) -> EngineState | None:
-    """Stop the recorded engine; returns what was stopped (None when nothing ran)."""
-    state = read_state()
+def engine_down(timeout_s: float = 30.0, *, state_dir: Path | None = None) -> EngineState | None:
+    """Stop the engine recorded in `state_dir` (None: the user's); returns what was stopped
+    (None when nothing ran)."""
+    recorded = state_file(state_dir)
+    state = read_state(recorded)
     if state is None:
         return None
     if pid_alive(state.pid):
         _stop_group(state.pid, timeout_s)
-    clear_state()
+    clear_state(recorded)
     return state
 
 

@@ -18,15 +18,17 @@ DEFAULT_PROFILES = (
 )
 BASE = "@base"
 """A profile named `NAME@base` runs with the server of --base-checkout."""
-DATA = "results.json"
 SUMMARY = "summary.json"
 REPORT = "report.md"
 
 
-def add_parser(benches: Any) -> None:
-    replay = benches.add_parser(
+def add_parser(
+    benches: Any, formatter_class: type[argparse.HelpFormatter]
+) -> argparse.ArgumentParser:
+    replay: argparse.ArgumentParser = benches.add_parser(
         "replay",
         help="editing sessions typed into the real server, engine profiles side by side",
+        formatter_class=formatter_class,
     )
     replay.add_argument(
         "--profiles",
@@ -80,9 +82,11 @@ def add_parser(benches: Any) -> None:
     replay.add_argument(
         "--report-only",
         action="store_true",
-        help=f"regenerate the report and plots from OUT/{DATA} without running anything",
+        help="regenerate the report and plots from the raw results saved in OUT "
+        "(results.json.gz, or the results.json of an older run) without running anything",
     )
     replay.add_argument("--out", type=Path, required=True, help="folder for the report")
+    return replay
 
 
 def arms_from_args(args: argparse.Namespace) -> list[Any]:
@@ -169,20 +173,18 @@ def _arms_file(path: Path) -> list[Any]:
     return arms
 
 
-def run(args: argparse.Namespace) -> str:
-    """Measure (or reload), then write the report folder; returns the report's text."""
+def run(args: argparse.Namespace, state_dir: Path) -> str:
+    """Measure (or reload), then write the report folder; returns the report's text. The
+    engines started record their state in `state_dir`."""
+    from copilot_lsp.bench.harness import load_results, save_results
     from copilot_lsp.bench.replay import figures, report
 
     out: Path = args.out
     if args.report_only:
-        try:
-            data = json.loads((out / DATA).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as error:
-            raise CopilotLspError(f"cannot read {out / DATA}: {error}") from None
+        data = load_results(out)
     else:
-        data = _measure(args)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / DATA).write_text(json.dumps(data, separators=(",", ":")) + "\n", encoding="utf-8")
+        data = _measure(args, state_dir)
+        save_results(out, data)
     summary = figures.summarise(data)
     names = report.draw(data, summary, out)
     text = report.render(data, summary, names)
@@ -191,7 +193,7 @@ def run(args: argparse.Namespace) -> str:
     return f"{text}\nreport written to {out / REPORT}"
 
 
-def _measure(args: argparse.Namespace) -> dict[str, Any]:
+def _measure(args: argparse.Namespace, state_dir: Path) -> dict[str, Any]:
     from copilot_lsp.bench.replay.run import Plan, run_replay
     from copilot_lsp.bench.replay.sessions import heldout_files, pick_sessions
     from copilot_lsp.client.replay.schedule import TypingModel
@@ -217,7 +219,7 @@ def _measure(args: argparse.Namespace) -> dict[str, Any]:
     plan = Plan(
         sessions, repeats=args.repeats, seed=args.seed, typing=TypingModel(pause_s=args.pause_s)
     )
-    return run_replay(arms, plan, endpoints=endpoints)
+    return run_replay(arms, plan, state_dir=state_dir, endpoints=endpoints)
 
 
 def _finite(value: Any) -> Any:

@@ -14,19 +14,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import socket
 import sys
-import tempfile
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from copilot_lsp.bench.harness import started_engine, state_folder
 from copilot_lsp.engine.metrics import SpecDecodeCounters, parse_metrics
-from copilot_lsp.serving import launcher
 from copilot_lsp.serving.profiles import Profile, load_profile
 
 PROMPTS = (
@@ -52,63 +48,50 @@ def engine_profile(name: str, dtype: str) -> Profile:
     return profile.model_copy(update={"model": model, "server": server, "env": env})
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextmanager
-def _state_dir() -> Iterator[None]:
-    previous = os.environ.get("COPILOT_LSP_STATE_DIR")
-    with tempfile.TemporaryDirectory(prefix="copilot-lsp-greedy-") as state:
-        os.environ["COPILOT_LSP_STATE_DIR"] = state
-        try:
-            yield
-        finally:
-            if previous is None:
-                os.environ.pop("COPILOT_LSP_STATE_DIR", None)
-            else:
-                os.environ["COPILOT_LSP_STATE_DIR"] = previous
-
-
 def greedy_token_ids(
-    profile: Profile, prompts: Sequence[str], passes: int, log: Callable[[str], None]
+    profile: Profile,
+    prompts: Sequence[str],
+    passes: int,
+    log: Callable[[str], None],
+    state_dir: Path,
 ) -> tuple[list[list[int]], SpecDecodeCounters]:
     """Token ids of every (pass, prompt), pass-major, and the engine's counters afterwards."""
-    with _state_dir():
-        state = launcher.engine_up(profile, port=_free_port(), log=log)
+    with started_engine(profile, state_dir=state_dir, log=log) as state:
         root = state.url.removesuffix("/v1")
-        try:
-            outputs = []
-            for _ in range(passes):
-                for prompt in prompts:
-                    body = {
-                        "model": profile.model.served_name,
-                        "prompt": prompt,
-                        "max_tokens": TOKENS,
-                        "temperature": 0.0,
-                        "ignore_eos": True,
-                        "return_token_ids": True,
-                    }
-                    answer = httpx.post(f"{root}/v1/completions", json=body, timeout=300)
-                    answer.raise_for_status()
-                    outputs.append(list(answer.json()["choices"][0]["token_ids"]))
-            metrics = parse_metrics(httpx.get(f"{root}/metrics", timeout=10).text)
-            return outputs, SpecDecodeCounters.from_samples(metrics)
-        finally:
-            launcher.engine_down()
+        outputs = []
+        for _ in range(passes):
+            for prompt in prompts:
+                body = {
+                    "model": profile.model.served_name,
+                    "prompt": prompt,
+                    "max_tokens": TOKENS,
+                    "temperature": 0.0,
+                    "ignore_eos": True,
+                    "return_token_ids": True,
+                }
+                answer = httpx.post(f"{root}/v1/completions", json=body, timeout=300)
+                answer.raise_for_status()
+                outputs.append(list(answer.json()["choices"][0]["token_ids"]))
+        metrics = parse_metrics(httpx.get(f"{root}/metrics", timeout=10).text)
+        return outputs, SpecDecodeCounters.from_samples(metrics)
 
 
 def compare(
     dtype: str,
+    *,
+    state_dir: Path,
     passes: int = 3,
     suffix_profile: str = "local-cpu-suffix",
     log: Callable[[str], None] = lambda message: None,
 ) -> dict[str, Any]:
-    """Plain versus suffix decoding on PROMPTS x passes in `dtype`."""
-    plain, _ = greedy_token_ids(engine_profile("local-cpu-baseline", dtype), PROMPTS, passes, log)
-    suffix, counters = greedy_token_ids(engine_profile(suffix_profile, dtype), PROMPTS, passes, log)
+    """Plain versus suffix decoding on PROMPTS x passes in `dtype`; the engines record their
+    state in `state_dir`."""
+    plain, _ = greedy_token_ids(
+        engine_profile("local-cpu-baseline", dtype), PROMPTS, passes, log, state_dir
+    )
+    suffix, counters = greedy_token_ids(
+        engine_profile(suffix_profile, dtype), PROMPTS, passes, log, state_dir
+    )
     differ = [
         {
             "pass": index // len(PROMPTS) + 1,
@@ -146,7 +129,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--profile", default="local-cpu-suffix")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
-    result = compare(args.dtype, args.passes, args.profile, log=_to_stderr)
+    with state_folder(prefix="copilot-lsp-greedy-") as state_dir:
+        result = compare(
+            args.dtype,
+            state_dir=state_dir,
+            passes=args.passes,
+            suffix_profile=args.profile,
+            log=_to_stderr,
+        )
     text = json.dumps(result, indent=1)
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -24,7 +24,6 @@ from copilot_lsp.client.driver import EditorSession
 from copilot_lsp.client.replay.session import KINDS, Session
 from copilot_lsp.draft import corpus
 from copilot_lsp.errors import ConfigError
-from copilot_lsp.positions import char_width
 from copilot_lsp.testing.fake_engine import FakeEngine, Reply
 
 
@@ -95,16 +94,13 @@ async def _type(
     start); the prompts the engine received for them."""
     path = workspace / session.path
     uri = editor.open(path, session.document)
-    line, column = session.cursor
     prompts: list[str] = []
     try:
-        for typed, char in enumerate(session.target, start=1):
-            if (typed - 1) % every == 0:
+        for typed, char in enumerate(session.target):
+            line, column = session.cursor_at(typed)
+            if typed % every == 0:
                 prompts += await _ask(editor, engine, uri, line, column)
-            editor.insert(uri, typed + 1, line, column, char)
-            # Columns in UTF-16 units: the client negotiates no other encoding.
-            advance = char_width(char, "utf-16")
-            line, column = (line + 1, 0) if char == "\n" else (line, column + advance)
+            editor.insert(uri, typed + 2, line, column, char)
     finally:
         editor.close_document(uri)
     return prompts

@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import os
 import platform
-import socket
 import subprocess
 import tempfile
 import time
@@ -26,13 +25,13 @@ from typing import Any
 
 import httpx
 
+from copilot_lsp.bench.harness import started_engine
 from copilot_lsp.client.replay.editor import ScriptedEditor
 from copilot_lsp.client.replay.schedule import TypingModel, draw
 from copilot_lsp.client.replay.session import Session
-from copilot_lsp.client.replay.wire import close_client, start_server
+from copilot_lsp.client.replay.wire import start_server
 from copilot_lsp.engine.metrics import SpecDecodeCounters, parse_metrics, total
 from copilot_lsp.errors import ConfigError
-from copilot_lsp.serving import launcher
 from copilot_lsp.serving.profiles import Profile, load_profile, profile_label
 from copilot_lsp.telemetry.log import read_log
 from copilot_lsp.testing.fake_engine import FakeEngine, Reply
@@ -94,10 +93,12 @@ def run_replay(
     arms: Sequence[Arm],
     plan: Plan,
     *,
+    state_dir: Path,
     endpoints: dict[str, str] | None = None,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
-    """Every arm, every repeat; returns the JSON document `report` renders."""
+    """Every arm, every repeat; returns the JSON document `report` renders. The engines
+    started record their state in `state_dir`."""
     if not arms:
         raise ConfigError("no arms to replay")
     labels = [arm.label for arm in arms]
@@ -108,7 +109,7 @@ def run_replay(
     engines: dict[str, Any] = {}
     for repeat in range(plan.repeats):
         for arm in arms:
-            with _engine(arm, endpoints or {}, log) as engine:
+            with _engine(arm, endpoints or {}, log, state_dir) as engine:
                 engines.setdefault(arm.label, engine.info if engine else {})
                 log(f"repeat {repeat + 1}/{plan.repeats}: {arm.label}")
                 run = asyncio.run(_run_arm(arm, engine, plan))
@@ -162,7 +163,7 @@ def _commit(checkout: str) -> str:
 
 @contextmanager
 def _engine(
-    arm: Arm, endpoints: dict[str, str], log: Callable[[str], None]
+    arm: Arm, endpoints: dict[str, str], log: Callable[[str], None], state_dir: Path
 ) -> Iterator[_Engine | None]:
     """The arm's engine: None for the scripted one (started inside the arm's event loop), a
     running endpoint, or the profile's engine started here on a free port and stopped after."""
@@ -178,35 +179,10 @@ def _engine(
         "speculative": profile.speculative_config(),
         "dtype": profile.model.dtype,
     }
-    with _own_state_dir():
-        began = time.perf_counter()
-        state = launcher.engine_up(profile, port=_free_port(), log=log)
+    began = time.perf_counter()
+    with started_engine(profile, state_dir=state_dir, log=log) as state:
         info["start_s"] = round(time.perf_counter() - began, 1)
-        try:
-            yield _Engine(state.url, state.url.removesuffix("/v1"), info)
-        finally:
-            launcher.engine_down()
-
-
-@contextmanager
-def _own_state_dir() -> Iterator[None]:
-    """Engines started here keep their state file apart from the user's `engine up`."""
-    previous = os.environ.get("COPILOT_LSP_STATE_DIR")
-    with tempfile.TemporaryDirectory(prefix="copilot-lsp-replay-") as state:
-        os.environ["COPILOT_LSP_STATE_DIR"] = state
-        try:
-            yield
-        finally:
-            if previous is None:
-                os.environ.pop("COPILOT_LSP_STATE_DIR", None)
-            else:
-                os.environ["COPILOT_LSP_STATE_DIR"] = previous
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+        yield _Engine(state.url, state.url.removesuffix("/v1"), info)
 
 
 def scripted_engine() -> FakeEngine:
@@ -247,8 +223,8 @@ async def _run_arm(arm: Arm, engine: _Engine | None, plan: Plan) -> dict[str, An
                 _merge(arm.settings, {"telemetry": {"logPath": str(completions_log)}}),
             )
             checkout = Path(arm.checkout) if arm.checkout else None
-            client, stderr = await start_server(Path(scratch), options, checkout)
-            editor = ScriptedEditor(client, Path(scratch) / "workspace")
+            connection = await start_server(Path(scratch), options, checkout)
+            editor = ScriptedEditor(connection.client, Path(scratch) / "workspace")
             try:
                 await editor.warm_up()
                 warm = {str(c.get("id")) for c in read_log(completions_log)}
@@ -259,9 +235,7 @@ async def _run_arm(arm: Arm, engine: _Engine | None, plan: Plan) -> dict[str, An
                     await editor.replay(session, typing)
                 await editor.drain()
             finally:
-                await close_client(client)
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(stderr, 5.0)
+                await connection.close()
             wall = time.perf_counter() - began
             after = await _scrape(live.root)
             completions = [c for c in read_log(completions_log) if c.get("id") not in warm]

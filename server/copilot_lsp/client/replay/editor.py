@@ -23,10 +23,11 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
+from copilot_lsp.client.driver import answer_items, item_id
 from copilot_lsp.client.replay.judge import MIN_ACCEPT, Decision, Shown, decide, matched_chars
 from copilot_lsp.client.replay.schedule import Typing, key_at
 from copilot_lsp.client.replay.session import Session
-from copilot_lsp.client.replay.wire import answer_items, item_id, param, replaced
+from copilot_lsp.client.replay.wire import param, replaced
 from copilot_lsp.lsp.methods import (
     ACCEPT_COMMAND,
     DID_PARTIALLY_ACCEPT,
@@ -369,12 +370,7 @@ class ScriptedEditor:
     def _cursor(self) -> tuple[int, int]:
         session = self._session
         assert session is not None
-        line, column = session.cursor
-        typed = session.target[: self._position]
-        newline = typed.rfind("\n")
-        if newline < 0:
-            return line, column + len(typed)
-        return line + typed.count("\n"), len(typed) - newline - 1
+        return session.cursor_at(self._position)
 
 
 def _type_ahead(decision: Decision, typing: Typing, position: int) -> int:

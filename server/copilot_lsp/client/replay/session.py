@@ -34,6 +34,16 @@ class Session:
         line = self.before.count("\n")
         return line, len(self.before) - (self.before.rfind("\n") + 1)
 
+    def cursor_at(self, typed: int) -> tuple[int, int]:
+        """(line, character) of the cursor once the first `typed` characters of the target
+        are in the buffer; the typed text is ASCII too, so characters are UTF-16 units."""
+        line, column = self.cursor
+        text = self.target[:typed]
+        newline = text.rfind("\n")
+        if newline < 0:
+            return line, column + len(text)
+        return line + text.count("\n"), len(text) - newline - 1
+
     def summary(self) -> dict[str, object]:
         return {
             "id": self.id,
