@@ -10,7 +10,6 @@ for the user, partial completions, engine state). Settings reach every part thro
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,10 +17,10 @@ from copilot_lsp.completion.live import Publisher
 from copilot_lsp.completion.pipeline import CompletionService
 from copilot_lsp.completion.prompt_format import Notify, PromptFormats
 from copilot_lsp.completion.suggestion import EngineStateListener
+from copilot_lsp.completion.warmup import WarmUp, warm_up
 from copilot_lsp.completion.workspace import Workspace
 from copilot_lsp.context.documents import Edit
 from copilot_lsp.engine.provider import EngineProvider
-from copilot_lsp.errors import CopilotLspError
 from copilot_lsp.models import embedded_tokenizer
 from copilot_lsp.positions import Encoding, Position, position_at
 from copilot_lsp.settings import Settings
@@ -57,6 +56,8 @@ class CopilotService:
         self.engines = engines or EngineProvider()
         self.recorder = Recorder(self.settings.telemetry)
         self.workspace = Workspace()
+        self.warmed = WarmUp()
+        """What the warm-up at start has done (`warm_up`), for `copilot/stats`."""
         self.pipeline = CompletionService(
             self.engines,
             lambda: self.settings,
@@ -138,11 +139,9 @@ class CopilotService:
         )
 
     async def warm_up(self) -> None:
-        """Build the engine's HTTP client and learn its prompt format before the first
+        """Warm what the first completion needs (completion/warmup.py) before the first
         keystroke; a failure here is reported by the first completion instead."""
-        self.engines.current()
-        with contextlib.suppress(CopilotLspError):
-            await self.pipeline.formats.resolve(self.settings.prompt, self.engines)
+        await warm_up(self.pipeline.formats, self.engines, self.settings.prompt, self.warmed)
 
     def stats(self) -> dict[str, Any]:
         """Rolling p50/p90/p99 per stage, outcome counts, recent timelines and engine state."""
@@ -157,4 +156,5 @@ class CopilotService:
             },
             # The prompt family in use and where it came from (setting or served model).
             "prompt": chosen.describe() if (chosen := self.pipeline.formats.current) else None,
+            "warm_up": self.warmed.as_dict(),
         }

@@ -171,3 +171,12 @@ def test_overhead_report_says_how_far_the_engine_was_and_what_connections_cost()
     old = _overhead_report()
     assert "round trip away" not in overhead.render(old)
     assert "| - |" in overhead.markdown(old)
+
+
+def test_overhead_report_shows_the_first_completions_stages() -> None:
+    from copilot_lsp.bench.overhead import report as overhead
+
+    first = {"round_trip_ms": 41.5, "ms": {"debounced": 0.3, "prompt_built": 12.25}}
+    report = _overhead_report(first_request=first)
+    for text in (overhead.render(report), overhead.markdown(report)):
+        assert "round trip 41.5 ms (debounced 0.3, prompt_built 12.2 ms)" in text

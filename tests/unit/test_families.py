@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -247,3 +248,20 @@ async def test_engine_counts_that_fail_stop_being_asked() -> None:
     assert not counter.usable
     assert calls == 3
     assert counter.count_line("line 1") == round(len("line 1\n") / 3.2)
+
+
+async def test_requests_that_ask_at_once_share_one_resolution() -> None:
+    """The warm-up at start and the first keystroke ask together: the engine is asked once,
+    and a waiter that is cancelled does not cancel the others' answer."""
+    engine = Engine(ServedModel("qwen2.5-coder-32b", "/models/Qwen2.5-Coder-32B"), QWEN_MARKERS)
+    chooser = formats([])
+    first = asyncio.ensure_future(chooser.resolve(PromptSettings(), engine))
+    cancelled = asyncio.ensure_future(chooser.resolve(PromptSettings(), engine))
+    second = asyncio.ensure_future(chooser.resolve(PromptSettings(), engine))
+    await asyncio.sleep(0)
+    cancelled.cancel()
+    chosen = await first
+    assert await second is chosen
+    assert engine.asked == 1
+    assert await chooser.resolve(PromptSettings(), engine) is chosen  # kept afterwards
+    assert engine.asked == 1

@@ -79,13 +79,39 @@ class PromptFormats:
         self._told: set[str] = set()
         self._engine: object | None = None
         self._key: tuple[Any, ...] | None = None
+        self._pending: tuple[object, tuple[Any, ...], asyncio.Task[PromptFormat]] | None = None
+        """The resolution under way, for the engine and settings key it is for."""
         self.current: PromptFormat | None = None
 
     async def resolve(self, settings: PromptSettings, engine: CompletionEngine) -> PromptFormat:
+        """The format for `engine` under `settings`: kept from the last time while neither
+        changed; otherwise asked once, however many requests ask meanwhile (the warm-up at
+        start and the first keystroke share one resolution)."""
         key = (settings.family, settings.tokenizer)
         source = engine.model_source()
         if self.current is not None and self._engine is source and self._key == key:
             return self.current
+        pending = self._pending
+        if pending is None or pending[0] is not source or pending[1] != key:
+            task = asyncio.ensure_future(self._resolve(settings, engine, source, key))
+            pending = self._pending = (source, key, task)
+            task.add_done_callback(lambda done: self._settled(done))
+        # Shielded: a request cancelled while waiting must not cancel the others' answer.
+        return await asyncio.shield(pending[2])
+
+    def _settled(self, task: asyncio.Task[PromptFormat]) -> None:
+        if self._pending is not None and self._pending[2] is task:
+            self._pending = None
+        if not task.cancelled():
+            task.exception()  # retrieved: the waiters got it already
+
+    async def _resolve(
+        self,
+        settings: PromptSettings,
+        engine: CompletionEngine,
+        source: object,
+        key: tuple[Any, ...],
+    ) -> PromptFormat:
         try:
             served = await asyncio.wait_for(engine.served_model(), self._timeout_s)
         except (EngineError, TimeoutError) as error:

@@ -9,8 +9,11 @@ log, since the API key and the source code in every prompt then travel to whoeve
 
 from __future__ import annotations
 
+import functools
 import logging
 import ssl
+
+import httpx
 
 from copilot_lsp.errors import ConfigError
 from copilot_lsp.settings import EngineSettings
@@ -27,9 +30,17 @@ def verify_option(options: EngineSettings) -> ssl.SSLContext | bool:
         )
         return False
     if options.ca_file is None:
-        return True
+        return default_context()
     path = options.ca_file.expanduser()
     try:
         return ssl.create_default_context(cafile=str(path))
     except (OSError, ssl.SSLError) as error:
         raise ConfigError(f"engine.ca_file {path} is not a readable PEM bundle: {error}") from None
+
+
+@functools.cache
+def default_context() -> ssl.SSLContext:
+    """The verifying context httpx would make (system and certifi CAs), made once: loading
+    the CA bundle takes 100-250 ms here, and every client of the pool (each endpoint, the
+    metrics scraper) would otherwise load it again, on the first keystroke's path."""
+    return httpx.create_ssl_context()

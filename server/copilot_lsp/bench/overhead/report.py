@@ -25,6 +25,9 @@ def render(report: dict[str, Any]) -> str:
     for name, data in report["servers"].items():
         lines += ["", f"{name}: the server's own stages (from copilot/stats)"]
         lines.append(format_table(data["stages"]))
+    lines += ["", "the first completion after start (right after the document opened):"]
+    for name, data in report["servers"].items():
+        lines.append(f"{name:<10}{_first(data)}")
     lines.append("target: p50 <= 10 ms, p99 <= 25 ms round trip")
     return "\n".join(lines)
 
@@ -48,8 +51,19 @@ def markdown(report: dict[str, Any]) -> str:
             f"| {name} | {row['n']} | {row['p50']} | {row['p90']} | {row['p99']} "
             f"| {_connections(data)} |"
         )
+    lines += ["", "The first completion after start, right after the document opened:", ""]
+    lines += [f"- {name}: {_first(data)}" for name, data in report["servers"].items()]
     lines += ["", "Target: p50 <= 10 ms, p99 <= 25 ms.", ""]
     return "\n".join(lines)
+
+
+def _first(data: dict[str, Any]) -> str:
+    """The first request's round trip and stage marks (reports from before have neither)."""
+    first = data.get("first_request")
+    if not first:
+        return "-"
+    marks = ", ".join(f"{stage} {ms:.1f}" for stage, ms in first.get("ms", {}).items())
+    return f"round trip {first['round_trip_ms']:.1f} ms ({marks} ms)"
 
 
 def _distance(report: dict[str, Any]) -> str:
