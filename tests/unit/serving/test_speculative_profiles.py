@@ -11,7 +11,7 @@ import yaml
 from copilot_lsp.serving.profiles import available_profiles, load_profile
 from copilot_lsp.settings import EngineSettings
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 MONITORING = REPO / "configs" / "monitoring"
 PRODUCTION = [
     f"{kind}-qwen2.5-coder-32b-2xa100" for kind in ("eagle", "eagle3", "medusa", "baseline")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from copilot_lsp.lsp import methods
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "protocol.md"
 SERVER = Path(methods.__file__).resolve().parents[1]
 
 

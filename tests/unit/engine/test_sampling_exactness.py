@@ -15,7 +15,7 @@ from copilot_lsp.serving.launcher import samples_exactly
 from copilot_lsp.serving.profiles import load_profile
 from copilot_lsp.settings import EngineSettings
 
-REPO_CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+REPO_CONFIGS = Path(__file__).resolve().parents[3] / "configs"
 
 
 @pytest.fixture(autouse=True)

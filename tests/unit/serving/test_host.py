@@ -10,7 +10,7 @@ from copilot_lsp.errors import ConfigError
 from copilot_lsp.serving import host, launcher
 from copilot_lsp.serving.profiles import load_profile
 
-REPO_CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+REPO_CONFIGS = Path(__file__).resolve().parents[3] / "configs"
 
 EPYC_AVX2 = """\
 processor\t: 0

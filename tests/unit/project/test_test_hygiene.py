@@ -9,6 +9,11 @@ Read with `ast`, over every Python file under tests/. Each rule names what it fo
   that a length is not negative;
 - a test function with no assertion: no `assert`, no `pytest.raises`/`warns`/`fail`, and no
   call of a helper (of the tests) that asserts.
+
+And the unit tier mirrors the package: `tests/unit/<package>/test_*.py` for the modules of
+`copilot_lsp/<package>/`, `tests/unit/test_<module>.py` for a top-level `copilot_lsp/<module>.py`,
+`tests/unit/project/` for checks of the whole repository; every folder a package
+(`__init__.py`), so that two test files may share a name and import each other as `tests.unit...`.
 """
 
 from __future__ import annotations
@@ -22,7 +27,12 @@ from pathlib import Path
 
 import pytest
 
-TESTS = Path(__file__).resolve().parents[1]
+import copilot_lsp
+
+TESTS = Path(__file__).resolve().parents[2]
+PACKAGE = Path(copilot_lsp.__file__).resolve().parent
+REPOSITORY_WIDE = "project"
+"""The folder of tests/unit for checks of the whole repository rather than of one package."""
 SWALLOWING = (ast.Return, ast.Pass, ast.Continue)
 CHECKS = {"raises", "warns", "fail", "deprecated_call", "approx"}
 """pytest.X calls that check something (approx only inside an assert, where it counts anyway)."""
@@ -217,3 +227,48 @@ def test_honest_tests_pass_the_rules() -> None:
         "    assert json.loads(x) == {}\n"
     )
     assert findings(_parse(source)) == []
+
+
+def misplaced_unit_tests(unit: Path, package: Path) -> list[str]:
+    """Test files under `unit` that do not lie where `package`'s layout says, and folders
+    without an `__init__.py`."""
+    packages = {p.name for p in package.iterdir() if (p / "__init__.py").is_file()}
+    problems: list[str] = []
+    for path in sorted(unit.rglob("test_*.py")):
+        relative = path.relative_to(unit)
+        if len(relative.parts) == 1:
+            if not (package / f"{path.stem.removeprefix('test_')}.py").is_file():
+                problems.append(f"{relative}: no top-level module of that name")
+        elif len(relative.parts) != 2 or relative.parts[0] not in packages | {REPOSITORY_WIDE}:
+            problems.append(f"{relative}: not in a folder named after a package")
+        elif not (path.parent / "__init__.py").is_file():
+            problems.append(f"{relative.parent}: no __init__.py")
+    return problems
+
+
+def test_the_unit_tier_mirrors_the_package() -> None:
+    problems = misplaced_unit_tests(TESTS / "unit", PACKAGE)
+    assert problems == [], "\n".join(problems)
+
+
+def test_a_misplaced_unit_test_is_named(tmp_path: Path) -> None:
+    package, unit = tmp_path / "pkg", tmp_path / "unit"
+    for path in (package / "engine" / "__init__.py", package / "settings.py"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+    for name in (
+        "test_settings.py",
+        "test_router.py",
+        "engine/__init__.py",
+        "engine/test_client.py",
+        "project/test_layering.py",
+        "lsp/__init__.py",
+        "lsp/test_server.py",
+    ):
+        (unit / name).parent.mkdir(parents=True, exist_ok=True)
+        (unit / name).touch()
+    assert misplaced_unit_tests(unit, package) == [
+        "lsp/test_server.py: not in a folder named after a package",
+        "project: no __init__.py",
+        "test_router.py: no top-level module of that name",
+    ]

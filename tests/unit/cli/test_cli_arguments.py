@@ -193,7 +193,7 @@ def test_bench_json_with_a_path_still_writes_it_with_a_deprecation(
 
 
 def test_no_caller_passes_a_path_to_json() -> None:
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     callers = [root / "Makefile", root / "README.md", *sorted((root / "docs").glob("*.md"))]
     offenders = [
         f"{path.name}: {line.strip()}"

@@ -10,7 +10,7 @@ from copilot_lsp.cli.main import build_parser
 from copilot_lsp.cli.output import walk_commands
 from copilot_lsp.settings import Settings
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+DOCS = Path(__file__).resolve().parents[3] / "docs"
 
 
 def test_settings_reference_is_current() -> None:

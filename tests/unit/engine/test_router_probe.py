@@ -5,7 +5,7 @@ replayed every 10 s kept a replica generating after the editor had cancelled it.
 
 from __future__ import annotations
 
-from tests.unit.test_router import Pool
+from tests.unit.engine.test_router import Pool
 
 
 async def degrade(pool: Pool, name: str) -> None:

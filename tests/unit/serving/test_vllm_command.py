@@ -22,7 +22,7 @@ from copilot_lsp.serving.vllm_command import (
     served_paths,
 )
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(autouse=True)

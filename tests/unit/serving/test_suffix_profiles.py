@@ -14,7 +14,7 @@ from copilot_lsp.serving import suffix
 from copilot_lsp.serving.drafts import install_draft as prepare_draft
 from copilot_lsp.serving.profiles import Profile, load_profile
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SUFFIX_PROFILES = [
     "local-cpu-suffix",
     "gpu-smollm2-suffix",

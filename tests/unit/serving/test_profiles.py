@@ -12,7 +12,7 @@ from copilot_lsp.errors import ConfigError
 from copilot_lsp.serving.host import this_machine_embedded_dtype
 from copilot_lsp.serving.profiles import Profile, available_profiles, load_profile
 
-REPO_CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+REPO_CONFIGS = Path(__file__).resolve().parents[3] / "configs"
 
 
 @pytest.fixture(autouse=True)
