@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 from copilot_lsp.engine.metrics import parse_metrics, total
 from copilot_lsp.serving import launcher
 from copilot_lsp.serving.profiles import load_profile
+from tests.conftest import free_port
 
 
 @dataclass(frozen=True)
@@ -29,18 +29,12 @@ class RealEngine:
         return total(parse_metrics(httpx.get(f"{self.root}/metrics", timeout=5).text), name)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="session")
 def real_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealEngine]:
     """Starts the `local-cpu` profile on a free port; its state file stays out of the user's."""
     state_dir = tmp_path_factory.mktemp("engine-state")
     state = launcher.engine_up(
-        load_profile("local-cpu"), port=_free_port(), log=print, state_dir=state_dir
+        load_profile("local-cpu"), port=free_port(), log=print, state_dir=state_dir
     )
     try:
         yield RealEngine(state.url, state_dir, state.pid)

@@ -21,6 +21,7 @@ from copilot_lsp.engine.tls import verify_option
 from copilot_lsp.errors import ConfigError, EngineUnavailable
 from copilot_lsp.settings import EngineSettings
 from copilot_lsp.testing.fake_engine import FakeEngine, Reply
+from tests.conftest import REPO
 from tests.lsp.conftest import FakeSession as Session
 
 pytestmark = pytest.mark.timeout(60)
@@ -238,7 +239,7 @@ NETWORK_MODULES = {
     "urllib3",
     "websockets",
 }
-PACKAGE = Path(__file__).resolve().parents[2] / "server" / "copilot_lsp"
+PACKAGE = REPO / "server" / "copilot_lsp"
 
 
 def imported_modules(source: str) -> set[str]:

@@ -9,7 +9,6 @@ import io
 import itertools
 import json
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,20 +20,13 @@ from copilot_lsp.errors import ConfigError, LauncherError
 from copilot_lsp.serving import launcher
 from copilot_lsp.serving.profiles import load_profile
 from copilot_lsp.serving.startup import StartupLog
+from tests.conftest import REPO
 
 cli_main = importlib.import_module("copilot_lsp.cli.main")  # the module: the package's
 """`main` attribute is the function."""
 
 
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    for name in list(os.environ):
-        if name.upper().startswith("COPILOT_LSP_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("COPILOT_LSP_STATE_DIR", str(tmp_path / "state"))
-    settings = tmp_path / "settings.toml"
-    monkeypatch.setenv("COPILOT_LSP_SETTINGS_FILE", str(settings))
-    return settings
+pytestmark = pytest.mark.usefixtures("clean_env")
 
 
 def write_log(path: Path, count: int = 3) -> None:
@@ -193,8 +185,7 @@ def test_bench_json_with_a_path_still_writes_it_with_a_deprecation(
 
 
 def test_no_caller_passes_a_path_to_json() -> None:
-    root = Path(__file__).resolve().parents[3]
-    callers = [root / "Makefile", root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    callers = [REPO / "Makefile", REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
     offenders = [
         f"{path.name}: {line.strip()}"
         for path in callers

@@ -11,7 +11,6 @@ import httpx
 import pytest
 
 from copilot_lsp.completion.alternatives import distinct, placed
-from copilot_lsp.completion.pipeline import CompletionService
 from copilot_lsp.engine.client import EngineClient
 from copilot_lsp.engine.types import CompletionRequest, StreamChunk
 from copilot_lsp.errors import EngineStreamError
@@ -21,6 +20,7 @@ from copilot_lsp.telemetry.recorder import Recorder
 from copilot_lsp.telemetry.stats import outcome_counts
 from copilot_lsp.telemetry.timeline import Timeline, split_id
 from tests.fakes.scripted import ScriptedEngine
+from tests.unit.completion.conftest import service_for
 
 # -- the engine client: `n`, and chunks told apart by `choices[].index` -------------------
 
@@ -111,22 +111,13 @@ CURSOR = TEXT.index("    \n") + 4
 GREEDY = ["\n    return", " n + 1\n", "\n", "def g():\n"]
 
 
-def service_for(
-    engine: ScriptedEngine, settings: Settings | None = None
-) -> tuple[CompletionService, list[Timeline]]:
-    timelines: list[Timeline] = []
-    chosen = settings or Settings()
-    service = CompletionService(engine, lambda: chosen, on_timeline=timelines.append)
-    return service, timelines
-
-
 async def test_an_invoked_request_gets_distinct_alternatives_greedy_first() -> None:
     engine = ScriptedEngine(GREEDY)
     engine.choices = [
         ["\n    return", " n * 2\n", "\n", "def h():\n", "    pass\n"],  # cut at `def h`
         ["\n    return n  +  1\n"],  # the greedy answer but for whitespace: dropped
     ]
-    service, timelines = service_for(engine)
+    service, timelines, _ = service_for(engine)
     suggestion = await service.complete("file:///a.py", "python", TEXT, CURSOR, automatic=False)
     assert suggestion is not None
     assert suggestion.text == "return n + 1"
@@ -157,7 +148,7 @@ async def test_the_sampled_request_waits_for_the_greedy_first_token() -> None:
 
     engine = Recording(GREEDY, pause=0.01)
     engine.choices = [["\n    return 0\n"], ["\n    return 1\n"]]
-    service, _ = service_for(engine)
+    service, _, _ = service_for(engine)
     suggestion = await service.complete("file:///a.py", "python", TEXT, CURSOR, automatic=False)
     assert suggestion is not None and len(suggestion.alternatives) == 2
     assert greedy_sent_then and greedy_sent_then[0] >= 1
@@ -166,11 +157,11 @@ async def test_the_sampled_request_waits_for_the_greedy_first_token() -> None:
 async def test_automatic_requests_and_alternatives_1_ask_for_one() -> None:
     engine = ScriptedEngine(GREEDY)
     engine.choices = [["\n    return 0\n"], ["\n    return 1\n"]]
-    service, timelines = service_for(engine)
+    service, timelines, _ = service_for(engine)
     suggestion = await service.complete("file:///a.py", "python", TEXT, CURSOR, automatic=True)
     assert suggestion is not None and suggestion.alternatives == ()
     off = Settings.model_validate({"completion": {"alternatives": 1}})
-    service, _ = service_for(engine, off)
+    service, _, _ = service_for(engine, off)
     suggestion = await service.complete("file:///a.py", "python", TEXT, CURSOR, automatic=False)
     assert suggestion is not None and suggestion.alternatives == ()
     assert engine.sampled_requests == []
@@ -180,7 +171,7 @@ async def test_automatic_requests_and_alternatives_1_ask_for_one() -> None:
 async def test_an_empty_greedy_answer_gives_the_first_alternative_its_place() -> None:
     engine = ScriptedEngine(["\n", "\n"])
     engine.choices = [["\n    return 0\n"], ["\n    return 1\n"]]
-    service, _ = service_for(engine)
+    service, _, _ = service_for(engine)
     suggestion = await service.complete("file:///a.py", "python", TEXT, CURSOR, automatic=False)
     assert suggestion is not None
     assert suggestion.text == "return 0"
@@ -193,7 +184,7 @@ async def test_a_cut_sampled_stream_keeps_the_choices_complete_by_then() -> None
     # Interleaved: c0 "return 0", c1 "return", c0 finish, c1 " 1" ... cut after 3 chunks.
     engine.choices = [["\n    return 0\n"], ["\n    return", " 1\n"]]
     engine.cut_sampled_after = 3
-    service, _ = service_for(engine)
+    service, _, _ = service_for(engine)
     suggestion = await service.complete("file:///a.py", "python", TEXT, CURSOR, automatic=False)
     assert suggestion is not None and suggestion.text == "return n + 1"
     assert [a.text for a in suggestion.alternatives] == ["return 0"]
@@ -208,7 +199,7 @@ async def test_alternatives_still_generating_after_the_wait_are_dropped() -> Non
     # Interleaved: c0 ends at its second event, c1 would take 200 more (about 4 s).
     engine.choices = [["\n    return 0\n"], ["\n    return", *[" 1"] * 200, "\n"]]
     short = Settings.model_validate({"completion": {"alternatives_wait_ms": 300}})
-    service, timelines = service_for(engine, short)
+    service, timelines, _ = service_for(engine, short)
     started = asyncio.get_running_loop().time()
     suggestion = await service.complete("file:///a.py", "python", TEXT, CURSOR, automatic=False)
     waited = asyncio.get_running_loop().time() - started
@@ -224,7 +215,7 @@ async def test_cancelling_while_waiting_for_alternatives_closes_them() -> None:
     engine = ScriptedEngine(GREEDY)
     engine.sampled_pause = 0.01
     engine.choices = [["\n    return", *[" 0"] * 1000], ["\n    return", *[" 1"] * 1000]]
-    service, timelines = service_for(engine)
+    service, timelines, _ = service_for(engine)
     task = asyncio.ensure_future(
         service.complete("file:///a.py", "python", TEXT, CURSOR, automatic=False)
     )
@@ -241,7 +232,7 @@ async def test_cancelling_while_waiting_for_alternatives_closes_them() -> None:
 async def test_cancelling_closes_both_streams() -> None:
     engine = ScriptedEngine(["x"] * 100, pause=0.01)
     engine.choices = [["y"] * 100, ["z"] * 100]
-    service, timelines = service_for(engine)
+    service, timelines, _ = service_for(engine)
     task = asyncio.ensure_future(
         service.complete("file:///a.py", "python", "a = \n", 4, automatic=False)
     )
@@ -259,7 +250,7 @@ async def test_no_free_engine_slot_means_no_alternatives() -> None:
     engine = ScriptedEngine(GREEDY)
     engine.choices = [["\n    return 0\n"], ["\n    return 1\n"]]
     one = Settings.model_validate({"completion": {"max_inflight": 1}})
-    service, _ = service_for(engine, one)
+    service, _, _ = service_for(engine, one)
     suggestion = await service.complete("file:///a.py", "python", TEXT, CURSOR, automatic=False)
     assert suggestion is not None and suggestion.alternatives == ()
     assert engine.sampled_requests == []  # the greedy request never waited for it either
@@ -302,7 +293,7 @@ async def test_an_engine_that_samples_wrongly_gets_greedy_requests_only() -> Non
     engine = ScriptedEngine(GREEDY)
     engine.choices = [["\n    return 0\n"], ["\n    return 1\n"]]
     engine.samples_exactly = False
-    service, timelines = service_for(engine)
+    service, timelines, _ = service_for(engine)
     suggestion = await service.complete("file:///a.py", "python", TEXT, CURSOR, automatic=False)
     assert suggestion is not None and suggestion.text == "return n + 1"
     assert suggestion.alternatives == ()
@@ -315,7 +306,7 @@ async def test_a_temperature_is_not_sent_to_an_engine_that_samples_wrongly(
 ) -> None:
     settings = Settings.model_validate({"completion": {"temperature": 0.3}})
     engine = ScriptedEngine(GREEDY)
-    service, _ = service_for(engine, settings)
+    service, _, _ = service_for(engine, settings)
     await service.complete("file:///a.py", "python", TEXT, CURSOR, automatic=True)
     assert engine.requests[-1].temperature == 0.3  # an engine that samples right gets it
     engine.samples_exactly = False

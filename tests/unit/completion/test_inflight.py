@@ -12,6 +12,7 @@ from copilot_lsp.completion.suggestion import Suggestion
 from copilot_lsp.settings import Settings
 from copilot_lsp.telemetry.timeline import Timeline
 from tests.fakes.scripted import ScriptedEngine
+from tests.unit.completion.conftest import service_for
 
 URI = "file:///a.py"
 TEXT = "def f(n):\n    \n"
@@ -23,15 +24,9 @@ def typed(chars: str) -> tuple[str, int]:
     return TEXT[:CURSOR] + chars + TEXT[CURSOR:], CURSOR + len(chars)
 
 
-def service_for(
-    engine: ScriptedEngine, adopt: bool = True
-) -> tuple[CompletionService, list[Timeline]]:
-    timelines: list[Timeline] = []
-    settings = Settings.model_validate(
-        {"completion": {"debounce_ms": 0, "adopt_typed_streams": adopt}}
-    )
-    service = CompletionService(engine, lambda: settings, on_timeline=timelines.append)
-    return service, timelines
+def adopting(adopt: bool = True) -> Settings:
+    """No debounce; a typed stream taken over by the newer request, or (False) not."""
+    return Settings.model_validate({"completion": {"debounce_ms": 0, "adopt_typed_streams": adopt}})
 
 
 def request(
@@ -71,7 +66,7 @@ async def cancelled_after_its_first_chunk(
 
 async def test_typing_what_the_stream_produced_keeps_the_stream_for_the_newer_request() -> None:
     engine = ScriptedEngine(list(CHUNKS), pause=0.05)
-    service, timelines = service_for(engine)
+    service, timelines, _ = service_for(engine, adopting())
     older = request(service)
     await streamed(engine, 1)
     partials: list[Suggestion] = []
@@ -101,7 +96,7 @@ async def test_typing_what_the_stream_produced_keeps_the_stream_for_the_newer_re
 
 async def test_the_editors_cancel_before_the_next_keystroke_does_not_end_the_stream() -> None:
     engine = ScriptedEngine(list(CHUNKS), pause=0.05)
-    service, timelines = service_for(engine)
+    service, timelines, _ = service_for(engine, adopting())
     await cancelled_after_its_first_chunk(service, engine)
     await asyncio.sleep(ADOPTION_GRACE_S / 3)
     newer = await request(service, *typed("r"))
@@ -112,7 +107,7 @@ async def test_the_editors_cancel_before_the_next_keystroke_does_not_end_the_str
 
 async def test_a_cancelled_stream_nobody_takes_over_stops_after_the_grace() -> None:
     engine = ScriptedEngine(["\n    return"] + [" n"] * 100, pause=0.02)
-    service, timelines = service_for(engine)
+    service, timelines, _ = service_for(engine, adopting())
     await cancelled_after_its_first_chunk(service, engine)
     await asyncio.sleep(ADOPTION_GRACE_S * 2)
     assert engine.closed == 1
@@ -133,7 +128,7 @@ async def test_otherwise_the_newer_keystroke_asks_the_engine_again(
     chars: str, adopt: bool, chunks_first: int
 ) -> None:
     engine = ScriptedEngine(list(CHUNKS), pause=0.05)
-    service, timelines = service_for(engine, adopt=adopt)
+    service, timelines, _ = service_for(engine, adopting(adopt))
     older = request(service)
     await streamed(engine, chunks_first)
     if not chunks_first:
@@ -151,7 +146,7 @@ async def test_otherwise_the_newer_keystroke_asks_the_engine_again(
 
 async def test_an_explicit_request_gets_a_stream_of_its_own() -> None:
     engine = ScriptedEngine(list(CHUNKS), pause=0.05)
-    service, _ = service_for(engine)
+    service, _, _ = service_for(engine, adopting())
     older = request(service)
     await streamed(engine, 1)
     text, offset = typed("ret")
@@ -162,7 +157,7 @@ async def test_an_explicit_request_gets_a_stream_of_its_own() -> None:
 
 async def test_a_stream_taken_over_twice_answers_the_latest_keystroke() -> None:
     engine = ScriptedEngine(list(CHUNKS), pause=0.05)
-    service, timelines = service_for(engine)
+    service, timelines, _ = service_for(engine, adopting())
     first = request(service)
     await streamed(engine, 1)
     second = request(service, *typed("r"))
@@ -194,7 +189,7 @@ def test_only_characters_typed_at_the_streams_cursor_count() -> None:
 
 async def test_a_cancelled_stream_that_ends_within_the_grace_still_answers_typing_along() -> None:
     engine = ScriptedEngine(list(CHUNKS), pause=0.01)
-    service, timelines = service_for(engine)
+    service, timelines, _ = service_for(engine, adopting())
     await cancelled_after_its_first_chunk(service, engine)
     while not timelines:
         await asyncio.sleep(0.005)

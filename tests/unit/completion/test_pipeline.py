@@ -8,24 +8,8 @@ import pytest
 
 from copilot_lsp.completion.pipeline import CompletionService
 from copilot_lsp.settings import Settings
-from copilot_lsp.telemetry.timeline import Timeline
 from tests.fakes.scripted import ScriptedEngine
-
-
-def service_for(
-    engine: ScriptedEngine, settings: Settings | None = None
-) -> tuple[CompletionService, list[Timeline], list[tuple[bool, str]]]:
-    timelines: list[Timeline] = []
-    states: list[tuple[bool, str]] = []
-    chosen = settings or Settings()
-    service = CompletionService(
-        engine,
-        lambda: chosen,
-        on_timeline=timelines.append,
-        on_engine_state=lambda healthy, message: states.append((healthy, message)),
-    )
-    return service, timelines, states
-
+from tests.unit.completion.conftest import service_for
 
 TEXT = "def f(n):\n    \n"
 CURSOR = TEXT.index("    \n") + 4

@@ -14,21 +14,12 @@ import torch
 from safetensors.torch import load_file
 
 from copilot_lsp.draft import export
-from copilot_lsp.draft.eagle import EagleShape
 from copilot_lsp.draft.eagle3 import Eagle3Head, default_aux_layers
 from copilot_lsp.draft.objectives import Batch
 from copilot_lsp.draft.recipes.eagle3 import eagle3_acceptance, eagle3_loss
 from copilot_lsp.errors import ConfigError
+from tests.unit.draft.conftest import SHAPE
 
-SHAPE = EagleShape(
-    hidden_size=16,
-    intermediate_size=32,
-    num_attention_heads=4,
-    num_key_value_heads=2,
-    head_dim=4,
-    rms_norm_eps=1e-6,
-    rope_theta=10000.0,
-)
 AUX = (2, 3, 5)
 VOCAB = torch.tensor([0, 3, 4, 7, 9, 12, 20, 31])
 TARGET_VOCAB = 40

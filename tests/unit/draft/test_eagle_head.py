@@ -15,20 +15,11 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from copilot_lsp.draft.eagle import EagleHead, EagleLayer, EagleShape, exported_layers
+from copilot_lsp.draft.eagle import EagleHead, EagleLayer, exported_layers
 from copilot_lsp.draft.export import WEIGHTS
 from copilot_lsp.draft.medusa import MedusaHeads
 from copilot_lsp.errors import ConfigError
-
-SHAPE = EagleShape(
-    hidden_size=16,
-    intermediate_size=32,
-    num_attention_heads=4,
-    num_key_value_heads=2,
-    head_dim=4,
-    rms_norm_eps=1e-6,
-    rope_theta=10000.0,
-)
+from tests.unit.draft.conftest import SHAPE
 
 
 def decode(

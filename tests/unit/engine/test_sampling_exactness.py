@@ -15,12 +15,7 @@ from copilot_lsp.serving.launcher import samples_exactly
 from copilot_lsp.serving.profiles import load_profile
 from copilot_lsp.settings import EngineSettings
 
-REPO_CONFIGS = Path(__file__).resolve().parents[3] / "configs"
-
-
-@pytest.fixture(autouse=True)
-def repo_configs(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COPILOT_LSP_CONFIGS", str(REPO_CONFIGS))
+pytestmark = pytest.mark.usefixtures("repo_configs")
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,9 @@ import re
 from pathlib import Path
 
 from copilot_lsp.lsp import methods
+from tests.conftest import REPO
 
-DOCS = Path(__file__).resolve().parents[3] / "docs" / "protocol.md"
+DOCS = REPO / "docs" / "protocol.md"
 SERVER = Path(methods.__file__).resolve().parents[1]
 
 

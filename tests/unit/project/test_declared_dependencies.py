@@ -8,9 +8,9 @@ import importlib.metadata
 import re
 import sys
 import tomllib
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[3]
+from tests.conftest import REPO
+
 PACKAGE = REPO / "server" / "copilot_lsp"
 
 

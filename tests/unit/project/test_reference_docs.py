@@ -3,14 +3,13 @@ added, renamed or re-defaulted without `make docs` fails here."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from copilot_lsp.cli import reference
 from copilot_lsp.cli.main import build_parser
 from copilot_lsp.cli.output import walk_commands
 from copilot_lsp.settings import Settings
+from tests.conftest import REPO
 
-DOCS = Path(__file__).resolve().parents[3] / "docs"
+DOCS = REPO / "docs"
 
 
 def test_settings_reference_is_current() -> None:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[3]
+from tests.conftest import REPO
+
 FOLDERS = ("server", "tests", "scripts", "configs", "deploy", "examples", ".ci")
 FILES = ("Makefile", "pyproject.toml")
 SUFFIXES = frozenset({".py", ".toml", ".sh", ".cfg", ".ini", ".yaml", ".yml", ".txt", ""})

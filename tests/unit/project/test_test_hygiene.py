@@ -28,8 +28,8 @@ from pathlib import Path
 import pytest
 
 import copilot_lsp
+from tests.conftest import TESTS
 
-TESTS = Path(__file__).resolve().parents[2]
 PACKAGE = Path(copilot_lsp.__file__).resolve().parent
 REPOSITORY_WIDE = "project"
 """The folder of tests/unit for checks of the whole repository rather than of one package."""

@@ -10,8 +10,6 @@ from copilot_lsp.errors import ConfigError
 from copilot_lsp.serving import host, launcher
 from copilot_lsp.serving.profiles import load_profile
 
-REPO_CONFIGS = Path(__file__).resolve().parents[3] / "configs"
-
 EPYC_AVX2 = """\
 processor\t: 0
 vendor_id\t: AuthenticAMD
@@ -27,9 +25,7 @@ GRAVITON3 = "processor\t: 0\nFeatures\t: fp asimd sve bf16 i8mm\n"
 OLD_ARM = "processor\t: 0\nFeatures\t: fp asimd evtstrm crc32\n"
 
 
-@pytest.fixture(autouse=True)
-def repo_configs(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COPILOT_LSP_CONFIGS", str(REPO_CONFIGS))
+pytestmark = pytest.mark.usefixtures("repo_configs")
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,6 @@ can fail. The real vLLM engine is started and stopped the same way in tests/engi
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from copilot_lsp.engine.state import pid_alive, read_state
 from copilot_lsp.errors import LauncherError
 from copilot_lsp.serving import launcher
 from copilot_lsp.serving.profiles import Profile
+from tests.conftest import free_port
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -47,12 +47,6 @@ def running(pid: int) -> bool:
     except OSError:
         return pid_alive(pid)
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture

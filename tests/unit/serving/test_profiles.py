@@ -12,12 +12,7 @@ from copilot_lsp.errors import ConfigError
 from copilot_lsp.serving.host import this_machine_embedded_dtype
 from copilot_lsp.serving.profiles import Profile, available_profiles, load_profile
 
-REPO_CONFIGS = Path(__file__).resolve().parents[3] / "configs"
-
-
-@pytest.fixture(autouse=True)
-def repo_configs(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COPILOT_LSP_CONFIGS", str(REPO_CONFIGS))
+pytestmark = pytest.mark.usefixtures("repo_configs")
 
 
 BASE_TOML = """\

@@ -3,24 +3,21 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import yaml
 
 from copilot_lsp.serving.profiles import available_profiles, load_profile
 from copilot_lsp.settings import EngineSettings
+from tests.conftest import REPO
 
-REPO = Path(__file__).resolve().parents[3]
 MONITORING = REPO / "configs" / "monitoring"
 PRODUCTION = [
     f"{kind}-qwen2.5-coder-32b-2xa100" for kind in ("eagle", "eagle3", "medusa", "baseline")
 ]
 
 
-@pytest.fixture(autouse=True)
-def repo_configs(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COPILOT_LSP_CONFIGS", str(REPO / "configs"))
+pytestmark = pytest.mark.usefixtures("repo_configs")
 
 
 def test_local_profiles_cover_every_method() -> None:

@@ -13,8 +13,8 @@ from copilot_lsp.errors import ConfigError, LauncherError
 from copilot_lsp.serving import suffix
 from copilot_lsp.serving.drafts import install_draft as prepare_draft
 from copilot_lsp.serving.profiles import Profile, load_profile
+from tests.conftest import REPO
 
-REPO = Path(__file__).resolve().parents[3]
 SUFFIX_PROFILES = [
     "local-cpu-suffix",
     "gpu-smollm2-suffix",
@@ -22,9 +22,7 @@ SUFFIX_PROFILES = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def repo_configs(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COPILOT_LSP_CONFIGS", str(REPO / "configs"))
+pytestmark = pytest.mark.usefixtures("repo_configs")
 
 
 def profile(speculative: dict[str, Any]) -> Profile:

@@ -21,13 +21,13 @@ from copilot_lsp.serving.vllm_command import (
     serve_argv,
     served_paths,
 )
+from tests.conftest import REPO
 
-REPO = Path(__file__).resolve().parents[3]
+pytestmark = pytest.mark.usefixtures("repo_configs")
 
 
 @pytest.fixture(autouse=True)
-def repo_configs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("COPILOT_LSP_CONFIGS", str(REPO / "configs"))
+def cache_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("COPILOT_LSP_CACHE_DIR", str(tmp_path / "cache"))
 
 
