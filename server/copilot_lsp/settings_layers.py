@@ -34,9 +34,7 @@ from copilot_lsp.errors import ConfigError
 from copilot_lsp.settings import Settings, _snake_keys, apply_layer_leniently, settings_file
 
 ENV_PREFIX = "COPILOT_LSP_"
-NOT_SETTINGS = frozenset(
-    {"SETTINGS_FILE", "STATE_DIR", "CONFIG_DIR", "CACHE_DIR", "CONFIGS"}
-)
+NOT_SETTINGS = frozenset({"SETTINGS_FILE", "STATE_DIR", "CONFIG_DIR", "CACHE_DIR", "CONFIGS"})
 """COPILOT_LSP_* variables that name folders and files of the tool, not settings fields."""
 _TOML_LINE = re.compile(r"\(at line (\d+), column (\d+)\)")
 

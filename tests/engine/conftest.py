@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from copilot_lsp.engine.metrics import parse_metrics, total
+from copilot_lsp.engine.state import read_state
 from copilot_lsp.serving import launcher
 from copilot_lsp.serving.profiles import load_profile
 from tests.conftest import free_port
@@ -42,5 +43,5 @@ def real_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealEngine
         stopped = launcher.engine_down(state_dir=state_dir)
     # `engine down` stopped the real engine: its state is gone and its port is closed.
     assert stopped is not None and stopped.pid == state.pid
-    assert launcher.read_state(launcher.state_file(state_dir)) is None
+    assert read_state(launcher.state_file(state_dir)) is None
     assert not launcher.health(state.url.removesuffix("/v1"), timeout=5)

@@ -176,7 +176,7 @@ def test_any_position_maps_inside_the_document(text: str, line: int, char: int) 
     store = DocumentStore()
     document = store.open(URI, "python", 1, text)
     for encoding in ("utf-16", "utf-8", "utf-32"):
-        offset = document.offset(Position(line, char), encoding)  # type: ignore[arg-type]
+        offset = document.offset(Position(line, char), encoding)
         assert 0 <= offset <= len(text)
 
 

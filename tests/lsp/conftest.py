@@ -15,7 +15,7 @@ from tests.lspclient import Session, server_session
 
 @dataclass
 class FakeSession(Session):
-    engine: FakeEngine | None = None
+    engine: FakeEngine
 
 
 @asynccontextmanager

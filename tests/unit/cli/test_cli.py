@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,7 +12,7 @@ from copilot_lsp.cli import main
 
 
 def write_log(path: Path) -> None:
-    records = [
+    records: list[dict[str, Any]] = [
         {"id": f"c{i}", "outcome": "shown", "ms": {"first_token": 100.0 + i, "finished": 200.0 + i}}
         for i in range(10)
     ]

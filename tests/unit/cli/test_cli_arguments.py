@@ -10,6 +10,7 @@ import itertools
 import json
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -119,11 +120,21 @@ class Terminal(io.StringIO):
         return self.tty
 
 
+def recorded(served: list[bool]) -> Callable[[], int]:
+    """A stand-in for the language server's stdio loop that notes that it ran."""
+
+    def serve() -> int:
+        served.append(True)
+        return 0
+
+    return serve
+
+
 def test_bare_command_on_a_terminal_prints_help_instead_of_waiting(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     served: list[bool] = []
-    monkeypatch.setattr(cli_main, "_serve", lambda: served.append(True) or 0)
+    monkeypatch.setattr(cli_main, "_serve", recorded(served))
     monkeypatch.setattr(sys, "stdin", Terminal(tty=True))
     assert main([]) == 0
     out = capsys.readouterr().out
@@ -135,7 +146,7 @@ def test_stdio_stays_the_default_on_a_pipe_and_with_stdio_on_a_terminal(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     served: list[bool] = []
-    monkeypatch.setattr(cli_main, "_serve", lambda: served.append(True) or 0)
+    monkeypatch.setattr(cli_main, "_serve", recorded(served))
     monkeypatch.setattr(sys, "stdin", Terminal(tty=False))
     assert main([]) == 0
     monkeypatch.setattr(sys, "stdin", Terminal(tty=True))

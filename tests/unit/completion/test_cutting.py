@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from copilot_lsp.completion.cutting import BlockCutter, indentation
-from copilot_lsp.completion.mode import Mode
+from copilot_lsp.completion.cutting import BlockCutter
+from copilot_lsp.completion.mode import Mode, indentation
 
 MULTI = Mode.MULTI_LINE
 SINGLE = Mode.SINGLE_LINE

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from copilot_lsp.completion.families import (
     markers_present,
 )
 from copilot_lsp.completion.prompt_format import PromptFormats
-from copilot_lsp.engine.types import ServedModel
+from copilot_lsp.engine.types import CompletionRequest, ServedModel, StreamChunk
 from copilot_lsp.errors import ConfigError, EngineUnavailable
 from copilot_lsp.settings import PromptSettings
 
@@ -85,6 +86,8 @@ def test_a_marker_split_into_pieces_is_not_in_the_vocabulary() -> None:
 class Engine:
     """An engine that names its model and counts tokens like a tokenizer with `special`."""
 
+    samples_exactly = True
+
     def __init__(
         self,
         served: ServedModel,
@@ -104,6 +107,9 @@ class Engine:
 
     def model_source(self) -> object:
         return self
+
+    def stream(self, request: CompletionRequest) -> AsyncGenerator[StreamChunk, None]:
+        raise AssertionError("choosing a prompt format requests no completion")
 
     async def count_tokens(self, text: str) -> int:
         self.counted.append(text)

@@ -93,7 +93,11 @@ async def test_the_pipeline_builds_the_embedded_models_prompt_within_its_budget(
                 "completion": {"prefix_lines": 2000},  # the budget, not the window, binds
             }
         )
-        service = CompletionService(engine, lambda settings=settings: settings)
+
+        def current(chosen: Settings = settings) -> Settings:
+            return chosen
+
+        service = CompletionService(engine, current)
         await service.complete("file:///a.py", "python", text, len(text), automatic=False)
         sizes[configured] = TokenCounter(None).count(engine.requests[-1].prompt)
     # The window gets what the budget leaves after its reserves (completion/assembly.py), so

@@ -97,7 +97,7 @@ def test_training_raises_held_out_agreement_on_a_learnable_target() -> None:
     for _ in range(150):
         loss, _ = eagle3_loss(head, embed, index, batch, 2, 0.8)
         optimizer.zero_grad()
-        loss.backward()  # type: ignore[no-untyped-call]
+        loss.backward()
         optimizer.step()
     after = eagle3_acceptance(head, embed, [batch], 2)
     assert after.step_accuracy[0] > max(0.9, before + 0.3)

@@ -11,6 +11,7 @@ import dataclasses
 import json
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 import pytest
@@ -82,6 +83,12 @@ class Clock:
 class Pool:
     def __init__(self, primaries: list[str], fallback: str | None, **policy: float) -> None:
         names = [*primaries, *([fallback] if fallback else [])]
+        changes: dict[str, Any] = {
+            "min_drafts": 10,
+            "window_s": 30.0,
+            "probe_interval_s": 0.0,
+            **policy,
+        }
         self.engines = {name: ScriptedEngine(name) for name in names}
         self.clock = Clock()
         transport = httpx.MockTransport(self._route)
@@ -90,10 +97,7 @@ class Pool:
             [self.url(p) for p in primaries],
             self.url(fallback) if fallback else None,
             make_client=lambda url: EngineClient(url, model="m", http=self.http),
-            policy=dataclasses.replace(
-                RoutingPolicy.from_settings(EngineSettings()),
-                **{"min_drafts": 10, "window_s": 30.0, "probe_interval_s": 0.0, **policy},
-            ),
+            policy=dataclasses.replace(RoutingPolicy.from_settings(EngineSettings()), **changes),
             http=self.http,
             clock=self.clock,
         )

@@ -15,7 +15,7 @@ from tests.conftest import REPO
 
 PACKAGE_JSON = REPO / "editor-extensions" / "vscode" / "package.json"
 
-OLD_SECTION = {
+OLD_SECTION: dict[str, Any] = {
     "serverPath": "/opt/copilot-lsp/bin/copilot-lsp",
     "serverArgs": ["-v"],
     "engine": {"url": None, "profile": "local-cpu"},

@@ -29,7 +29,7 @@ def test_settings_reference_names_every_field_with_its_environment_variable() ->
     for section, section_field in Settings.model_fields.items():
         model = section_field.annotation
         assert isinstance(model, type)
-        for name in model.model_fields:  # type: ignore[attr-defined]
+        for name in model.model_fields:
             assert f"`COPILOT_LSP_{section.upper()}_{name.upper()}`" in text
 
 

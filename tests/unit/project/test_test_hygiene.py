@@ -24,6 +24,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeGuard
 
 import pytest
 
@@ -49,7 +50,7 @@ class Finding:
         return f"{self.path}:{self.line}: {self.rule}"
 
 
-def _is_test(node: ast.AST) -> bool:
+def _is_test(node: ast.AST) -> TypeGuard[ast.FunctionDef | ast.AsyncFunctionDef]:
     return isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
         "test_"
     )
@@ -169,8 +170,7 @@ def findings(trees: list[tuple[str, ast.Module]]) -> list[Finding]:
                     if problem:
                         found.append(Finding(path, child.lineno, problem))
             if not _checks(node) and not (_called(node) & helpers):
-                name = getattr(node, "name", "?")
-                found.append(Finding(path, node.lineno, f"{name} asserts nothing"))
+                found.append(Finding(path, node.lineno, f"{node.name} asserts nothing"))
     return found
 
 

@@ -85,9 +85,9 @@ def record_processes(monkeypatch: pytest.MonkeyPatch) -> list[subprocess.Popen[b
     def recording(*args: object, **kwargs: object) -> subprocess.Popen[bytes]:
         process = popen(*args, **kwargs)  # type: ignore[call-overload]
         started.append(process)
-        return process  # type: ignore[no-any-return]
+        return process
 
-    monkeypatch.setattr(launcher.subprocess, "Popen", recording)
+    monkeypatch.setattr(subprocess, "Popen", recording)
     return started
 
 

@@ -94,7 +94,7 @@ def test_engine_up_without_arctic_inference_says_how_to_build_it(
             raise ModuleNotFoundError(f"No module named {name!r}")
         return real(name, *args)
 
-    monkeypatch.setattr(suffix.importlib, "import_module", missing)
+    monkeypatch.setattr(importlib, "import_module", missing)
     with pytest.raises(LauncherError) as error:
         prepare_draft(load_profile("local-cpu-suffix"), "/models/target")
     message = str(error.value)
@@ -142,7 +142,7 @@ def test_suffix_decoding_installed_follows_the_import(monkeypatch: pytest.Monkey
             raise ModuleNotFoundError(f"No module named {name!r}")
         return real(name, *args)
 
-    monkeypatch.setattr(suffix.importlib, "import_module", lambda name, *a: None)
+    monkeypatch.setattr(importlib, "import_module", lambda name, *a: None)
     assert suffix.suffix_decoding_installed()
-    monkeypatch.setattr(suffix.importlib, "import_module", missing)
+    monkeypatch.setattr(importlib, "import_module", missing)
     assert not suffix.suffix_decoding_installed()

@@ -19,7 +19,7 @@ TRICKY = [
     "app.kubernetes.io/name=vllm", "nvidia.com/gpu", "1200s",
 ]  # fmt: skip
 
-text = st.text(st.characters(exclude_categories=("Cs",)), max_size=12) | st.sampled_from(TRICKY)
+text = st.text(st.characters(exclude_categories=["Cs"]), max_size=12) | st.sampled_from(TRICKY)
 values: Any = st.recursive(
     text | st.integers(-(2**40), 2**40) | st.booleans(),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(text, inner, max_size=4),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from copilot_lsp.settings import TelemetrySettings
 from copilot_lsp.telemetry.recorder import Recorder
@@ -54,7 +55,7 @@ def test_partial_accepts_keep_the_largest_and_dismiss_keeps_the_partial(tmp_path
 
 
 def test_acceptance_counts_displayed_when_the_editor_reports_it() -> None:
-    records = [
+    records: list[dict[str, Any]] = [
         {"outcome": "shown", "chars_shown": 10, "displayed": True, "feedback": "accepted",
          "chars_accepted": 10},
         {"outcome": "shown", "chars_shown": 10, "displayed": True},
