@@ -88,7 +88,7 @@ test-vscode: $(VSCODE)/node_modules/.package-lock.json ## unit tests of the VS C
 test-vscode-e2e: setup vscode ## (optional, not part of `test`) the .vsix in code-server + headless Chromium, real engine on port 8452
 	bash $(VSCODE)/e2e/run.sh
 
-lint: setup $(VSCODE)/node_modules/.package-lock.json $(NEOVIM)/node_modules/.package-lock.json ## ruff (lint + format check), mypy, eslint (VS Code extension), stylua --check (Neovim plugin)
+lint: setup $(VSCODE)/node_modules/.package-lock.json $(NEOVIM)/node_modules/.package-lock.json ## ruff (lint + format check), mypy (server strict, tests relaxed), eslint (VS Code extension), stylua --check (Neovim plugin)
 	$(BIN)/ruff check server tests
 	$(BIN)/ruff format --check server tests
 	$(BIN)/mypy

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import ssl
 import time
 from collections import Counter
@@ -21,6 +22,8 @@ import trustme
 from copilot_lsp.testing.fake_engine import FakeEngine
 
 REPO = Path(__file__).resolve().parent.parent
+"""The checkout's root: import it (`from tests.conftest import REPO`) rather than counting
+`Path(__file__).parents`, which breaks when a test file moves."""
 TESTS = REPO / "tests"
 TIERS = ("unit", "lsp", "engine", "editors", "fuzz", "golden")
 # Above pyproject's default (240 s): the engine tier starts real vLLM engines (minutes on two
@@ -58,6 +61,21 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         if tier in counts:
             parts = ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts[tier].items()))
             terminalreporter.write_line(f"tier {tier}: {parts}")
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on (free when asked; bind it soon)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def repo_configs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Profiles and the rest of configs/ read from this checkout (COPILOT_LSP_CONFIGS), not
+    from an installed copy. A module that loads the shipped profiles in every test says
+    `pytestmark = pytest.mark.usefixtures("repo_configs")`."""
+    monkeypatch.setenv("COPILOT_LSP_CONFIGS", str(REPO / "configs"))
 
 
 @pytest.fixture

@@ -81,7 +81,7 @@ class Session:
 
     async def stats(self) -> dict[str, Any]:
         result = await self.client.protocol.send_request_async(methods.STATS_REQUEST, {})
-        return plain(result)  # type: ignore[no-any-return]
+        return plain(result)
 
 
 @asynccontextmanager

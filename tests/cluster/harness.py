@@ -11,7 +11,6 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -25,14 +24,9 @@ from copilot_lsp.serving import launcher
 from copilot_lsp.serving.drafts import install_draft
 from copilot_lsp.serving.profiles import load_profile
 from copilot_lsp.serving.vllm_router import ROUTER_FLAGS
+from tests.conftest import free_port
 
 API_KEY = "cluster-test-key"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def router_binary() -> str:

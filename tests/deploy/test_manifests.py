@@ -25,15 +25,13 @@ from copilot_lsp.serving import manifests
 from copilot_lsp.serving.profiles import load_profile
 from copilot_lsp.serving.vllm_command import EnvRef, local_folders, serve_argv
 from copilot_lsp.serving.vllm_router import METRICS_PORT, ROUTER_FLAGS, ROUTER_PORT
+from tests.conftest import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
 KUBERNETES_VERSION = "1.32"
 
 
-@pytest.fixture(autouse=True)
-def repo_configs(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COPILOT_LSP_CONFIGS", str(REPO / "configs"))
+pytestmark = pytest.mark.usefixtures("repo_configs")
 
 
 def kubectl() -> str:

@@ -54,17 +54,10 @@ async def scenario(
 ) -> NeovimRun:
     source = tmp_path / "total.py"
     source.write_text(SOURCE)
-    run = await run_neovim(
-        version,
-        SCRIPT,
-        env,
-        tmp_path,
-        scenario=name,
-        file=str(source),
-        engine_url=engine.url,
-        expect=FULL,
-        **({"events": str(events)} if events else {}),
-    )
+    variables = {"scenario": name, "file": str(source), "engine_url": engine.url, "expect": FULL}
+    if events is not None:
+        variables["events"] = str(events)
+    run = await run_neovim(version, SCRIPT, env, tmp_path, timeout_s=60.0, **variables)
     assert run.result.get("error") is None, f"{run.result.get('error')}\n{run.stderr}"
     assert run.returncode == 0, run.stderr
     return run
@@ -84,14 +77,14 @@ async def test_streamed_preview_then_tab_accepts(
     run = await scenario("stream_accept", version, engine, isolated_env, tmp_path, events=events)
     assert run.result["nvim"].startswith(version)
     assert run.result["builtin"] is (version == "0.12")
-    events = [(e["kind"], e["data"]) for e in run.result["events"]]
-    first_response = next(i for i, (kind, _) in enumerate(events) if kind == "response")
-    previews = [text for kind, text in events[:first_response] if kind == "render" and text]
+    logged = [(e["kind"], e["data"]) for e in run.result["events"]]
+    first_response = next(i for i, (kind, _) in enumerate(logged) if kind == "response")
+    previews = [text for kind, text in logged[:first_response] if kind == "render" and text]
     # Ghost text appeared and grew token by token before the answer arrived.
     assert previews[:3] == ["result", "result = 0", "result = 0\n    result +="]
     assert all(FULL.startswith(text) for text in previews)
     assert previews[-1] == FULL  # the last preview is the answer: nothing jumps at hand-over
-    assert events[first_response][1] == FULL
+    assert logged[first_response][1] == FULL
     assert run.result["lines"][1:5] == FULL.replace("result", "    result", 1).split("\n")
     assert run.result["cursor"] == [5, len("    return result")]
     stats = run.result["stats"]

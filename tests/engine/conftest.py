@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,8 +10,10 @@ import httpx
 import pytest
 
 from copilot_lsp.engine.metrics import parse_metrics, total
+from copilot_lsp.engine.state import read_state
 from copilot_lsp.serving import launcher
 from copilot_lsp.serving.profiles import load_profile
+from tests.conftest import free_port
 
 
 @dataclass(frozen=True)
@@ -29,18 +30,12 @@ class RealEngine:
         return total(parse_metrics(httpx.get(f"{self.root}/metrics", timeout=5).text), name)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="session")
 def real_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealEngine]:
     """Starts the `local-cpu` profile on a free port; its state file stays out of the user's."""
     state_dir = tmp_path_factory.mktemp("engine-state")
     state = launcher.engine_up(
-        load_profile("local-cpu"), port=_free_port(), log=print, state_dir=state_dir
+        load_profile("local-cpu"), port=free_port(), log=print, state_dir=state_dir
     )
     try:
         yield RealEngine(state.url, state_dir, state.pid)
@@ -48,5 +43,5 @@ def real_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealEngine
         stopped = launcher.engine_down(state_dir=state_dir)
     # `engine down` stopped the real engine: its state is gone and its port is closed.
     assert stopped is not None and stopped.pid == state.pid
-    assert launcher.read_state(launcher.state_file(state_dir)) is None
+    assert read_state(launcher.state_file(state_dir)) is None
     assert not launcher.health(state.url.removesuffix("/v1"), timeout=5)

@@ -30,7 +30,7 @@ from copilot_lsp.errors import ConfigError
 from copilot_lsp.serving import launcher
 from copilot_lsp.serving.prepare import prepare_embedded_model
 from copilot_lsp.serving.profiles import Profile
-from tests.engine.conftest import _free_port
+from tests.conftest import free_port
 
 pytestmark = [pytest.mark.engine, pytest.mark.timeout(900)]
 
@@ -136,7 +136,7 @@ def _profile(name: str, speculative: dict[str, object] | None) -> Profile:
 
 
 def _greedy(profile: Profile, state_dir: Path) -> tuple[list[str], SpecDecodeCounters]:
-    state = launcher.engine_up(profile, port=_free_port(), state_dir=state_dir)
+    state = launcher.engine_up(profile, port=free_port(), state_dir=state_dir)
     root = state.url.removesuffix("/v1")
     try:
         texts = []

@@ -19,14 +19,9 @@ from typing import Any
 import pytest
 
 from copilot_lsp.errors import LauncherError
+from copilot_lsp.models import EMBEDDED_MODEL, model_dir, without_media_backends
 from copilot_lsp.serving import prepare
-from copilot_lsp.serving.prepare import (
-    EMBEDDED_MODEL,
-    MARKER_FILE,
-    is_prepared,
-    model_dir,
-    prepare_embedded_model,
-)
+from copilot_lsp.serving.prepare import MARKER_FILE, is_prepared, prepare_embedded_model
 
 pytestmark = pytest.mark.engine
 
@@ -86,7 +81,7 @@ def test_prepared_folder_has_a_plain_llama_config(prepared: Prepared) -> None:
 
 
 def test_prepared_folder_loads_and_writes_python(prepared: Prepared) -> None:
-    with prepare.without_media_backends():
+    with without_media_backends():
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 

@@ -414,7 +414,7 @@ def test_replies_of_any_shape_to_every_server_request(
     )
     reply = data.draw(replies("ours"))
     stream = _frame(reply) + _frame({"jsonrpc": "2.0", "id": "next", "result": [{"a": 1}]})
-    asyncio.run(read_messages(threading.Event(), _Reader(stream), protocol))  # type: ignore[arg-type]
+    asyncio.run(read_messages(threading.Event(), _Reader(stream), protocol))
     assert list(probe.result(timeout=0)) == [{"a": 1}]  # the loop read on after the fuzzed reply
     if reply.get("id") != "ours":
         assert not waiting.done()  # still waiting: that reply was not for it
@@ -430,5 +430,5 @@ def test_a_reply_must_not_answer_the_clients_own_request(protocol: CopilotProtoc
     theirs: Future[Any] = Future()
     protocol._request_futures[7] = theirs  # as if the client's request 7 were being handled
     stream = _frame({"jsonrpc": "2.0", "id": 7, "result": "not yours"})
-    asyncio.run(read_messages(threading.Event(), _Reader(stream), protocol))  # type: ignore[arg-type]
+    asyncio.run(read_messages(threading.Event(), _Reader(stream), protocol))
     assert not theirs.done() and protocol._request_futures.pop(7) is theirs

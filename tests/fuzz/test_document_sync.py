@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,6 +19,7 @@ from hypothesis import strategies as st
 from copilot_lsp.context.documents import DocumentStore, Edit
 from copilot_lsp.errors import DocumentError
 from copilot_lsp.positions import Position
+from tests.conftest import REPO
 
 URI = "file:///fuzz/doc.py"
 COMMON = ["a", "b", " ", "\t", "\n", "\r\n", "\r", "é", "漢", "字", "😀", "𝕏", "\x00", "}"]
@@ -30,7 +30,7 @@ FUZZ = settings(
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-RELIABILITY = Path(__file__).resolve().parents[2] / "docs" / "reliability.md"
+RELIABILITY = REPO / "docs" / "reliability.md"
 
 
 @dataclass
@@ -176,7 +176,7 @@ def test_any_position_maps_inside_the_document(text: str, line: int, char: int) 
     store = DocumentStore()
     document = store.open(URI, "python", 1, text)
     for encoding in ("utf-16", "utf-8", "utf-32"):
-        offset = document.offset(Position(line, char), encoding)  # type: ignore[arg-type]
+        offset = document.offset(Position(line, char), encoding)
         assert 0 <= offset <= len(text)
 
 

@@ -58,8 +58,8 @@ def load_cases() -> list[Case]:
             elif line.startswith("--- ") and case is not None:
                 head = line[4:]
                 if ":" in head:
-                    key, _, value = head.partition(":")
-                    case.options[key.strip()] = value.strip()
+                    option, _, setting = head.partition(":")
+                    case.options[option.strip()] = setting.strip()
                     section = ""
                 else:
                     section = head.strip()

@@ -12,7 +12,7 @@ from copilot_lsp.bench.replay.prompts import record_prompts
 from copilot_lsp.bench.replay.sessions import pick_sessions, split_files
 from copilot_lsp.draft import corpus
 from copilot_lsp.errors import ConfigError
-from tests.unit.test_replay_sessions import SOURCE
+from tests.unit.bench.test_replay_sessions import SOURCE
 
 pytestmark = pytest.mark.timeout(180)
 

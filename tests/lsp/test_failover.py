@@ -58,7 +58,7 @@ async def until_stats(session: Session, check: Callable[[dict[str, Any]], bool])
 
 def primary_state(stats: dict[str, Any]) -> dict[str, Any]:
     endpoints = stats["engine"]["routing"]["endpoints"]
-    return next(e for e in endpoints if e["role"] == "primary")  # type: ignore[no-any-return]
+    return next(e for e in endpoints if e["role"] == "primary")
 
 
 async def test_low_acceptance_moves_completions_to_the_fallback_and_back(
@@ -88,7 +88,7 @@ async def test_low_acceptance_moves_completions_to_the_fallback_and_back(
         return [i.insert_text for i in await session.complete(uri, 0, 4)]
 
     assert await answer() == ["from_primary"]  # the first completion starts the monitor
-    await until_stats(session, lambda s: (primary_state(s)["acceptance"] or {}).get("drafts"))
+    await until_stats(session, lambda s: bool((primary_state(s)["acceptance"] or {}).get("drafts")))
     assert primary_state(await session.stats())["degraded"] is False
     assert await answer() == ["from_primary"]
     served = len(fallback.requests)

@@ -103,7 +103,8 @@ async def test_after_a_failure_typing_does_not_hammer_the_engine(
 async def test_429_retry_after_is_honoured_even_for_invoked_requests(session: Session) -> None:
     # A minute: longer than this test can take, so no keystroke can outlast it by accident.
     # That completions flow again once it has passed is checked with an injected clock in
-    # tests/unit/test_admission.py; recovery through the server in the tests around this one.
+    # tests/unit/completion/test_admission.py; recovery through the server in the tests around
+    # this one.
     await session.initialize()
     session.engine.replies = [Reply(status=429, headers={"Retry-After": "60"})]
     session.engine.default = Reply(chunks=["later"])

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from copilot_lsp.testing.fake_engine import Reply
+from tests.conftest import until
 from tests.lsp.conftest import FakeSession as Session
-from tests.lsp.test_server import until
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +16,10 @@ import pytest
 from lsprotocol import types
 
 from copilot_lsp.lsp import methods
-from copilot_lsp.testing.fake_engine import FakeEngine, Reply
+from copilot_lsp.testing.fake_engine import Reply
 from tests.lsp.conftest import FakeSession as Session
-from tests.lspclient import collect_partials, server_session
+from tests.lsp.conftest import fake_session
+from tests.lspclient import collect_partials
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -72,16 +72,6 @@ async def test_a_bad_field_in_workspace_configuration_costs_only_that_field(
     await check_good_fields_apply(session)
 
 
-@asynccontextmanager
-async def session_with(env: dict[str, str], tmp_path: Path) -> AsyncIterator[Session]:
-    engine = await FakeEngine().start()
-    try:
-        async with server_session(env, engine.url, tmp_path / "state") as base:
-            yield Session(base.client, base.engine_url, base.state_dir, engine)
-    finally:
-        await engine.stop()
-
-
 async def test_a_bad_field_in_the_settings_file_costs_only_that_field(
     isolated_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -91,7 +81,7 @@ async def test_a_bad_field_in_the_settings_file_costs_only_that_field(
         f'[prompt]\nstop = ["{GOOD_STOP}"]\n'
     )
     env = {**isolated_env, "COPILOT_LSP_SETTINGS_FILE": str(settings)}
-    async with session_with(env, tmp_path) as session:
+    async with fake_session(env, tmp_path) as session:
         await session.initialize({"completion": {}})
         await check_good_fields_apply(session)
 
@@ -105,7 +95,7 @@ async def test_a_bad_field_in_the_environment_costs_only_that_field(
         "COPILOT_LSP_COMPLETION_SINGLE_LINE_MAX_TOKENS": "7",
         "COPILOT_LSP_PROMPT_STOP": json.dumps([GOOD_STOP]),
     }
-    async with session_with(env, tmp_path) as session:
+    async with fake_session(env, tmp_path) as session:
         await session.initialize()
         await check_good_fields_apply(session)
 
@@ -211,19 +201,13 @@ async def test_log_file_and_vv_put_debug_logs_in_the_file(
     isolated_env: dict[str, str], tmp_path: Path
 ) -> None:
     log = tmp_path / "server.log"
-    engine = await FakeEngine().start()
-    engine.default = Reply(chunks=["ok"])
-    try:
-        async with server_session(
-            isolated_env, engine.url, tmp_path / "state", ["-vv", "--log-file", str(log)]
-        ) as base:
-            session = Session(base.client, base.engine_url, base.state_dir, engine)
-            await session.initialize()
-            uri = session.open("x = \n")
-            # The session works: nothing but JSON-RPC went to stdout.
-            assert [i.insert_text for i in await session.complete(uri, 0, 4)] == ["ok"]
-    finally:
-        await engine.stop()
+    args = ["-vv", "--log-file", str(log)]
+    async with fake_session(isolated_env, tmp_path, args) as session:
+        session.engine.default = Reply(chunks=["ok"])
+        await session.initialize()
+        uri = session.open("x = \n")
+        # The session works: nothing but JSON-RPC went to stdout.
+        assert [i.insert_text for i in await session.complete(uri, 0, 4)] == ["ok"]
     text = log.read_text()
     assert " DEBUG pygls" in text  # -vv: pygls' own message log too
     assert " DEBUG copilot_lsp" in text or " INFO copilot_lsp" in text
@@ -234,17 +218,10 @@ async def test_log_file_without_v_holds_warnings_only(
     isolated_env: dict[str, str], tmp_path: Path
 ) -> None:
     log = tmp_path / "server.log"
-    engine = await FakeEngine().start()
-    try:
-        async with server_session(
-            isolated_env, engine.url, tmp_path / "state", ["--log-file", str(log)]
-        ) as base:
-            session = Session(base.client, base.engine_url, base.state_dir, engine)
-            await session.initialize({"completion": {"maxTokens": "many"}})
-            uri = session.open("x = \n")
-            assert [i.insert_text for i in await session.complete(uri, 0, 4)] == ["pass"]
-    finally:
-        await engine.stop()
+    async with fake_session(isolated_env, tmp_path, ["--log-file", str(log)]) as session:
+        await session.initialize({"completion": {"maxTokens": "many"}})
+        uri = session.open("x = \n")
+        assert [i.insert_text for i in await session.complete(uri, 0, 4)] == ["pass"]
     lines = log.read_text().splitlines()
     assert any(" WARNING copilot_lsp" in line and "max_tokens" in line for line in lines), lines
     assert not [line for line in lines if " DEBUG " in line or " INFO " in line]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import pytest
 from lsprotocol import types
@@ -22,7 +23,7 @@ QWEN_SPECIAL = {
 FUNCTION = "def area(width, height):\n    \n    return result\n\n\nprint(area(2, 3))\n"
 
 
-def word_tokens(special: set[str]) -> object:
+def word_tokens(special: set[str]) -> Callable[[str], int]:
     """A tokenizer for the scripted engine: its special tokens whole, other text in pieces."""
 
     def count(text: str) -> int:

@@ -21,6 +21,7 @@ from copilot_lsp.engine.tls import verify_option
 from copilot_lsp.errors import ConfigError, EngineUnavailable
 from copilot_lsp.settings import EngineSettings
 from copilot_lsp.testing.fake_engine import FakeEngine, Reply
+from tests.conftest import REPO
 from tests.lsp.conftest import FakeSession as Session
 
 pytestmark = pytest.mark.timeout(60)
@@ -179,15 +180,17 @@ async def test_no_key_or_source_in_logs_no_files_read_no_other_traffic(
             await asyncio.wait_for(client.text_document_inline_completion_async(params), 20)
             for _ in range(3)
         ]
-        assert answers[0] is not None and not answers[0].items  # the 500
-        assert answers[2] is not None and answers[2].items[0].insert_text == COMPLETION_MARKER
+        first, _, third = answers
+        assert isinstance(first, types.InlineCompletionList) and not first.items  # the 500
+        assert isinstance(third, types.InlineCompletionList)
+        assert third.items[0].insert_text == COMPLETION_MARKER
         await asyncio.wait_for(client.shutdown_async(None), 10)
         client.exit(None)
         server = getattr(client, "_server", None)
         if server is not None:
             await asyncio.wait_for(server.wait(), 10)
     finally:
-        await client.stop()  # type: ignore[no-untyped-call]
+        await client.stop()
         await engine.stop()
 
     # The key reached the engine, and only the engine.
@@ -238,7 +241,7 @@ NETWORK_MODULES = {
     "urllib3",
     "websockets",
 }
-PACKAGE = Path(__file__).resolve().parents[2] / "server" / "copilot_lsp"
+PACKAGE = REPO / "server" / "copilot_lsp"
 
 
 def imported_modules(source: str) -> set[str]:

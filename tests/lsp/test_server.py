@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 
 import pytest
 from lsprotocol import types
@@ -13,7 +12,7 @@ from pytest_lsp import client_capabilities
 
 from copilot_lsp.lsp import methods
 from copilot_lsp.testing.fake_engine import Reply
-from tests.conftest import until
+from tests.conftest import free_port, until
 from tests.lsp.conftest import FakeSession as Session
 
 pytestmark = pytest.mark.timeout(60)
@@ -28,12 +27,6 @@ BODY = [
     " + fibonacci(n - 2)\n",
 ]
 AFTER_BODY = ["\n", "def unrelated():\n", "    pass\n"] * 20
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 async def test_initialize_advertises_inline_completion(session: Session) -> None:
@@ -136,7 +129,7 @@ async def test_utf16_range_after_emoji(session: Session) -> None:
 
 
 async def test_engine_down_is_reported_once_and_recovery_is_automatic(session: Session) -> None:
-    await session.initialize(engine_url=f"http://127.0.0.1:{closed_port()}/v1")
+    await session.initialize(engine_url=f"http://127.0.0.1:{free_port()}/v1")
     uri = session.open("x = \n")
     for _ in range(3):
         assert await session.complete(uri, 0, 4) == []

@@ -16,7 +16,7 @@ SOURCE = "def total(items):\n    \n"
 SUGGESTION = "result = 0\n    for item in items:\n        result += item\n    return result"
 
 
-def edit(session: Session, uri: str, version: int, line: int, start: int, end: int, text: str):  # type: ignore[no-untyped-def]
+def edit(session: Session, uri: str, version: int, line: int, start: int, end: int, text: str):
     session.client.text_document_did_change(
         types.DidChangeTextDocumentParams(
             types.VersionedTextDocumentIdentifier(version=version, uri=uri),

@@ -14,7 +14,7 @@ from copilot_lsp.cli.main import main
 def hide(monkeypatch: pytest.MonkeyPatch, *modules: str) -> None:
     """Make `import <module>` fail as if it were not installed (and re-import our users)."""
     for name in modules:
-        monkeypatch.setitem(sys.modules, name, None)  # type: ignore[arg-type]
+        monkeypatch.setitem(sys.modules, name, None)
     for name in list(sys.modules):
         if name.startswith("copilot_lsp.draft."):
             monkeypatch.delitem(sys.modules, name)

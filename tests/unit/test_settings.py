@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -22,15 +21,7 @@ from copilot_lsp.settings_layers import base_settings
 SECRET = "sk-very-secret-0123456789"
 
 
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """No COPILOT_LSP_* from the caller's shell; the settings file points at a tmp path."""
-    for name in list(os.environ):
-        if name.upper().startswith("COPILOT_LSP_"):
-            monkeypatch.delenv(name)
-    path = tmp_path / "settings.toml"
-    monkeypatch.setenv("COPILOT_LSP_SETTINGS_FILE", str(path))
-    return path
+pytestmark = pytest.mark.usefixtures("clean_env")
 
 
 @pytest.fixture

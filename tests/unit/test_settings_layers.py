@@ -3,7 +3,6 @@ the other fields or the layers above and below it (copilot_lsp.settings_layers).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -16,15 +15,7 @@ from copilot_lsp.settings_layers import base_messages, load_base
 ENV_URL = "http://env-host:7000/v1"
 
 
-@pytest.fixture(autouse=True)
-def settings_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    for name in list(os.environ):
-        if name.upper().startswith("COPILOT_LSP_"):
-            monkeypatch.delenv(name)
-    path = tmp_path / "settings.toml"
-    monkeypatch.setenv("COPILOT_LSP_SETTINGS_FILE", str(path))
-    monkeypatch.setenv("COPILOT_LSP_STATE_DIR", str(tmp_path / "state"))
-    return path
+pytestmark = pytest.mark.usefixtures("clean_env")
 
 
 def popups(server: CopilotServer, monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -38,9 +29,9 @@ def popups(server: CopilotServer, monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_a_wrong_typed_file_field_costs_only_that_field(
-    settings_path: Path, monkeypatch: pytest.MonkeyPatch
+    clean_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings_path.write_text(
+    clean_env.write_text(
         '[engine]\nmodel = "file-model"\n[completion]\ndebounce_ms = "fast"\nmax_lines = 5\n',
         encoding="utf-8",
     )
@@ -53,25 +44,25 @@ def test_a_wrong_typed_file_field_costs_only_that_field(
     assert server.layers.current.completion.max_lines == 5
     assert server.layers.current.completion.debounce_ms == 40  # the bad one: the default
     assert len(shown) == 1
-    assert "completion.debounce_ms" in shown[0] and str(settings_path) in shown[0]
+    assert "completion.debounce_ms" in shown[0] and str(clean_env) in shown[0]
 
 
 def test_a_file_that_is_not_toml_is_skipped_with_its_line(
-    settings_path: Path, monkeypatch: pytest.MonkeyPatch
+    clean_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings_path.write_text('[engine]\nmodel = "m"\nurl = \n', encoding="utf-8")
+    clean_env.write_text('[engine]\nmodel = "m"\nurl = \n', encoding="utf-8")
     monkeypatch.setenv("COPILOT_LSP_ENGINE_URL", ENV_URL)
     loaded = load_base()
     assert loaded.settings.engine.url == ENV_URL
     assert loaded.settings.engine.model is None  # the whole file is skipped
     [message] = loaded.messages
-    assert str(settings_path) in message and "line 3" in message and "TOML" in message
+    assert str(clean_env) in message and "line 3" in message and "TOML" in message
 
 
 def test_a_wrong_typed_environment_variable_is_dropped_alone(
-    settings_path: Path, monkeypatch: pytest.MonkeyPatch
+    clean_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings_path.write_text("[completion]\nmax_lines = 5\n", encoding="utf-8")
+    clean_env.write_text("[completion]\nmax_lines = 5\n", encoding="utf-8")
     monkeypatch.setenv("COPILOT_LSP_COMPLETION_DEBOUNCE_MS", "fast")
     monkeypatch.setenv("COPILOT_LSP_ENGINE_URL", ENV_URL)
     monkeypatch.setenv("COPILOT_LSP_ENGINE_ENDPOINTS", '["http://a/v1", "http://b/v1"]')
@@ -88,9 +79,9 @@ def test_a_wrong_typed_environment_variable_is_dropped_alone(
 
 
 def test_unknown_keys_get_one_did_you_mean_each(
-    settings_path: Path, monkeypatch: pytest.MonkeyPatch
+    clean_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings_path.write_text(
+    clean_env.write_text(
         '[engine]\nulr = "http://typo/v1"\nmodel = "m"\n[completon]\nx = 1\n', encoding="utf-8"
     )
     monkeypatch.setenv("COPILOT_LSP_ENGINE_MODLE", "x")
@@ -105,9 +96,9 @@ def test_unknown_keys_get_one_did_you_mean_each(
 
 
 def test_an_unknown_prompt_family_lists_the_known_ones(
-    settings_path: Path, monkeypatch: pytest.MonkeyPatch
+    clean_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings_path.write_text('[prompt]\nfamily = "qwen2.5-coder"\n', encoding="utf-8")
+    clean_env.write_text('[prompt]\nfamily = "qwen2.5-coder"\n', encoding="utf-8")
     server = CopilotServer()
     shown = popups(server, monkeypatch)
     server.layers.load_base()

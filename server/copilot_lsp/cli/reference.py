@@ -1,6 +1,6 @@
 """The settings and commands reference in docs/, rendered from the code that defines them.
 
-`make docs` writes docs/settings.md and docs/commands.md; tests/unit/test_reference_docs.py
+`make docs` writes docs/settings.md and docs/commands.md; tests/unit/project/test_reference_docs.py
 fails when either differs from what this renders, so the reference cannot drift from the
 settings models or the command parsers.
 

@@ -19,7 +19,7 @@ payloads: they may hold source code. A `textDocument/didChange` that cannot be a
 
 This module (with lsp/replies.py and lsp/server.py's `_start_io_async`) is the only code that
 reaches into pygls below its public API; `RELIES_ON` lists every private member it uses, and
-tests/unit/test_pygls_guard.py fails when a pygls upgrade moves one:
+tests/unit/lsp/test_pygls_guard.py fails when a pygls upgrade moves one:
 
 * `LanguageServerProtocol._execute_handler(msg_id, handler, callback, args, kwargs)`,
   overridden to drop the futures of notifications; `_send_handler_result` (how a request's
