@@ -71,6 +71,7 @@ class EngineClient:
         )
         self._headers = headers
         self._spare: asyncio.Task[None] | None = None
+        self._spare_connecting = False
 
     async def aclose(self) -> None:
         if self._spare is not None:
@@ -156,6 +157,7 @@ class EngineClient:
             body["n"] = request.n
         body.update(request.extra)
         url = f"{self.base_url}/completions"
+        await self._settle_spare()
         for attempt in (1, 2):
             answered = False
             try:
@@ -198,12 +200,27 @@ class EngineClient:
 
     async def _warm(self) -> None:
         await asyncio.sleep(SPARE_DELAY_S)
+        self._spare_connecting = True
         try:
             response = await self._http.get(f"{self.base_url}/models", headers=self._headers)
         except httpx.HTTPError as error:
             logger.debug("no spare connection to %s: %s", self.base_url, error)
             return
+        finally:
+            self._spare_connecting = False
         await response.aclose()
+
+    async def _settle_spare(self) -> None:
+        """Before a request: a spare connection being opened is waited for (it is further
+        along than a new one would be, and a second one would cost another handshake); one
+        not started yet is called off (the request opens the connection itself)."""
+        spare = self._spare
+        if spare is None or spare.done():
+            return
+        if not self._spare_connecting:
+            spare.cancel()
+            return
+        await asyncio.wait({spare})  # not cancelled with the request: it is shared
 
 
 async def _payloads(response: httpx.Response) -> AsyncIterator[str]:

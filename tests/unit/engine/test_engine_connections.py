@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 import pytest
 import trustme
 
-from copilot_lsp.engine.client import EngineClient
+from copilot_lsp.engine.client import SPARE_DELAY_S, EngineClient
 from copilot_lsp.engine.types import CompletionRequest
 from copilot_lsp.errors import EngineUnavailable
 from copilot_lsp.testing.fake_engine import FakeEngine, Reply
@@ -73,6 +73,22 @@ async def test_a_cancelled_request_leaves_a_spare_connection_too(
     first.cancel()
     await until(lambda: engine.connections_opened == 2, what="a spare connection")
     assert await text_of(client) == "c"
+    assert engine.connections_opened == 2
+
+
+async def test_a_request_before_the_spare_connects_calls_it_off(
+    engine: FakeEngine, client: EngineClient
+) -> None:
+    """The next keystroke's request comes within the spare's delay: it opens the connection
+    itself, and no spare is opened beside it."""
+    engine.replies = [Reply(chunks=["a"] * 50, delay_s=0.01), Reply(chunks=["c"])]
+    first = asyncio.ensure_future(text_of(client))
+    await until(lambda: engine.requests and engine.requests[0].chunks_sent > 0, what="a chunk")
+    first.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    assert await text_of(client) == "c"
+    await asyncio.sleep(SPARE_DELAY_S * 3)
     assert engine.connections_opened == 2
 
 
