@@ -6,12 +6,20 @@ editing traffic: completions of held-out code, new text each request, as an edit
 The router scrapes the engine's /metrics every 2 s with the default window, trip count and
 draft minimum; a scripted engine stands in as the plain-decoding fallback, so every
 completion says where it went. Healthy speculation must not fail over; useless speculation
-(an EAGLE head for another target, as `--allow-draft-mismatch` serves one) must.
+(an EAGLE head for another target, as `--allow-draft-mismatch` serves one) must, read directly
+and, behind the real vllm-router, from the replica the settings name (skipped without
+vllm-router). Each test starts its own engine: 1.5-2.5 min each on the shared 2-core host.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -24,6 +32,7 @@ from copilot_lsp.engine.router import Router
 from copilot_lsp.engine.types import CompletionRequest
 from copilot_lsp.serving import launcher
 from copilot_lsp.serving.profiles import Profile, load_profile
+from copilot_lsp.serving.vllm_router import ROUTER_FLAGS
 from copilot_lsp.settings import EngineSettings
 from copilot_lsp.testing.fake_engine import FakeEngine, Reply
 from tests.engine.conftest import _free_port
@@ -126,14 +135,11 @@ async def test_suffix_decoding_on_editing_traffic_does_not_fail_over(
     assert router.primaries[0].degraded is False
 
 
-async def test_eagle_on_editing_traffic_does_not_fail_over_and_a_useless_head_does(
+async def test_the_shipped_eagle_head_on_editing_traffic_does_not_fail_over(
     tmp_path: Path, fallback: FakeEngine
 ) -> None:
-    """One engine for both halves would be cheaper, but the head is the engine's: the
-    shipped head first, then the same engine with a head for another target."""
-    shipped = lean(load_profile("local-cpu"))
-    with running(shipped, tmp_path / "shipped"):
-        router = server_router(tmp_path / "shipped", fallback)
+    with running(lean(load_profile("local-cpu")), tmp_path):
+        router = server_router(tmp_path, fallback)
         try:
             went = await edit(router, editing_prompts(8))
             judged = health(router)
@@ -141,17 +147,117 @@ async def test_eagle_on_editing_traffic_does_not_fail_over_and_a_useless_head_do
             await router.aclose()
     print(f"shipped EAGLE head: {judged}")
     assert (judged["method"], judged["threshold"]) == ("eagle", 0.08)
-    assert judged["readings"] >= 3 and not any(went) and fallback.requests == []
+    assert judged["readings"] >= 3, "too few windows with enough drafts to judge anything"
+    assert not any(went) and fallback.requests == []
+    assert router.primaries[0].degraded is False
 
-    useless = lean(shipped, model=str(useless_eagle_head(tmp_path / "useless")))
-    with running(useless, tmp_path / "useless", allow_mismatch=True):
-        router = server_router(tmp_path / "useless", fallback)
+
+async def test_a_head_for_another_target_fails_over_to_the_plain_engine(
+    tmp_path: Path, fallback: FakeEngine
+) -> None:
+    useless = lean(load_profile("local-cpu"), model=str(useless_eagle_head(tmp_path / "head")))
+    with running(useless, tmp_path, allow_mismatch=True):
+        router = server_router(tmp_path, fallback)
         try:
             went = await edit(router, editing_prompts(8, seed=31))
             judged = health(router)
         finally:
             await router.aclose()
-    print(f"useless EAGLE head: {judged}")
-    assert judged["value"] == 0.0
+    print(f"head for another target: {judged}")
+    assert isinstance(judged["value"], float) and judged["value"] < 0.08
     assert router.primaries[0].degraded is True
     assert went[-1] is True, "the completions after the failover still went to the engine"
+    assert fallback.requests, "the fallback served nothing"
+
+
+def vllm_router() -> str:
+    """vllm-router beside this interpreter or on PATH (`make test-cluster` installs it)."""
+    beside = Path(sys.executable).parent / "vllm-router"
+    found = str(beside) if beside.exists() else shutil.which("vllm-router")
+    if found is None:
+        pytest.skip(
+            "vllm-router is not installed: pip install 'vllm-router==0.1.17' (as "
+            "`make test-cluster` does), into this virtualenv or anywhere on PATH"
+        )
+    return found
+
+
+@contextlib.contextmanager
+def router_in_front_of(engine_url: str, logs: Path) -> Iterator[str]:
+    """The real vllm-router with deploy/'s flags in front of one engine."""
+    port = _free_port()
+    argv = [
+        vllm_router(),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--worker-urls",
+        engine_url.removesuffix("/v1"),
+        *ROUTER_FLAGS,
+        "--prometheus-host",
+        "127.0.0.1",
+        "--prometheus-port",
+        str(_free_port()),
+    ]
+    with (logs / "router.log").open("wb") as log:
+        process = subprocess.Popen(
+            argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    try:
+        root = f"http://127.0.0.1:{port}"
+        for _ in range(120):
+            if process.poll() is not None:
+                pytest.fail(f"vllm-router exited: {(logs / 'router.log').read_text()[-2000:]}")
+            if launcher.health(root, timeout=1.0):
+                break
+            time.sleep(0.5)
+        yield f"{root}/v1"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=30)
+
+
+async def test_through_vllm_router_health_is_read_per_replica_or_not_at_all(
+    tmp_path: Path, fallback: FakeEngine
+) -> None:
+    """A head for another target behind the real vllm-router. A server given only the
+    router's URL says it cannot read the engines' health there and never fails over; one
+    given the replica as well reads it and fails over."""
+    vllm_router()  # skip before starting an engine for nothing
+    useless = lean(load_profile("local-cpu"), model=str(useless_eagle_head(tmp_path / "head")))
+    with (
+        running(useless, tmp_path, allow_mismatch=True) as engine_url,
+        router_in_front_of(engine_url, tmp_path) as router_url,
+    ):
+        blind = server_router(tmp_path, fallback, url=router_url, speculative_method="eagle")
+        reading = server_router(
+            tmp_path,
+            fallback,
+            url=router_url,
+            speculative_method="eagle",
+            replica_metrics=[engine_url],
+        )
+        try:
+            went = []
+            await reading.poll_once()
+            for prompt in editing_prompts(6, seed=32):  # through the router, read beside it
+                went.append(await complete(blind, prompt) == "<fallback>")
+                await reading.poll_once()
+            await blind.poll_once()
+            answer = await complete(reading, "def add(a, b):\n")
+            unread, judged = health(blind), health(reading)
+            blind_endpoint = blind.snapshot()["endpoints"][0]
+        finally:
+            await blind.aclose()
+            await reading.aclose()
+    print(f"router only: {unread}\nwith the replica: {judged}")
+    assert blind_endpoint["kind"] == "router"
+    assert blind_endpoint["workers"] == [engine_url.removesuffix("/v1")]
+    assert unread["read"] is False and unread["readings"] == 0
+    assert "engine.replicaMetrics" in str(unread["unread_reason"])
+    assert not any(went) and blind.primaries[0].degraded is False
+    assert judged["read"] is True and isinstance(judged["value"], float)
+    assert judged["value"] < 0.08  # its own rule would fail it over too (0.45 here)
+    assert reading.primaries[0].degraded is True and answer == "<fallback>"
