@@ -267,8 +267,9 @@ class Router:
             reason = endpoint.unread_reason()
             if reason is not None:
                 logger.warning("%s", reason)
+        # Only an engine's own counters make a window: a router's mix its replicas'.
         if result is not None and endpoint.identity and endpoint.identity.kind == "engine":
-            endpoint.monitor.observe(result)  # a router's counters mix its replicas': never
+            endpoint.monitor.observe(result)
         if endpoint.replicas is not None:
             await endpoint.replicas.poll(self._http, self._clock)
         if endpoint.tracker is not None and endpoint.read():
