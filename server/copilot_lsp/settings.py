@@ -29,8 +29,17 @@ from copilot_lsp import paths
 from copilot_lsp.errors import ConfigError
 
 DEFAULT_ENGINE_URL = "http://127.0.0.1:8000/v1"
+SpeculativeMethod = Literal["eagle", "eagle3", "medusa", "draft_model", "ngram", "suffix"]
+"""vLLM's speculative methods the profiles offer (`[speculative] method`)."""
+ACCEPTANCE_THRESHOLD = 0.45
+"""The seed's failover rule for learned drafts: acceptance rate (accepted / drafted tokens)."""
 RECOVERY_MARGIN = 0.10
 """How far above the failover threshold a primary's acceptance must come back to recover."""
+ACCEPTED_LENGTH_THRESHOLD = 1.10
+"""Failover rule for n-gram and suffix decoding on an engine no profile describes: mean accepted
+length (tokens per verification step). docs/speculative.md derives it ("Health per method")."""
+LENGTH_RECOVERY_MARGIN = 0.25
+"""How far above its failover threshold the mean accepted length must come back to recover."""
 
 
 class _Section(BaseModel):
@@ -56,22 +65,45 @@ class EngineSettings(_Section):
     read_timeout_s: float = Field(default=30.0, gt=0)
     """Seconds to wait between two chunks of a streamed answer."""
 
-    # Endpoint pool, speculative-acceptance monitor and failover (engine/router.py).
+    # Endpoint pool, speculative-decoding health and failover (engine/router.py, health.py).
     endpoints: list[str] = Field(default_factory=list)
     """Base URLs of several engine replicas to spread completions over by load and health
     (each with its own acceptance monitor). Empty: `url` is the only primary."""
+    replica_metrics: list[str] = Field(default_factory=list)
+    """Base URLs of the engine replicas behind a router (vllm-router) at `url`: the speculative
+    health is read from each replica's /metrics and pooled, since a router's own /metrics is
+    one replica's at a time (or none). Empty: behind a router the health is not read at all
+    (the log and `copilot/stats` say so) and completions never fail over for it."""
     fallback_url: str | None = None
     """A plain-decoding engine (no speculation) that takes the completions while the primaries'
-    speculative acceptance is too low to pay off. Unset: no failover."""
-    acceptance_threshold: float = Field(default=0.45, ge=0.0, le=1.0)
-    """Fail over when a primary's windowed acceptance rate (accepted / drafted tokens) stays
-    below this."""
+    speculative decoding does not pay off (the health rule of their method). Unset: no
+    failover."""
+    speculative_method: Literal[
+        "auto", "eagle", "eagle3", "medusa", "draft_model", "ngram", "suffix", "none"
+    ] = "auto"
+    """How the primaries speculate, which decides their health signal: learned drafts (`eagle`,
+    `eagle3`, `medusa`, `draft_model`) by acceptance rate, `ngram` and `suffix` by mean
+    accepted length, `none` never. `auto`: the embedded engine's profile as `engine up`
+    recorded it (its `[speculative.health]` threshold too); for another engine the method is
+    unknown and it is judged as a learned draft, which fails over healthy n-gram and suffix
+    engines: set this for a team's engine."""
+    acceptance_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    """Learned drafts: fail over when a primary's windowed acceptance rate (accepted / drafted
+    tokens) stays below this. Unset: the embedded engine's profile's threshold, else 0.45."""
     recovery_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
-    """Return to a primary once its acceptance is back at or above this; at least
-    `acceptance_threshold` (hysteresis). Unset: `acceptance_threshold` + 0.10 (0.55 with the
-    defaults)."""
+    """Learned drafts: return to a primary once its acceptance rate is back at or above this;
+    at least the failover threshold (hysteresis). Unset: the profile's, else the failover
+    threshold + 0.10 (0.55 with the defaults)."""
+    min_accepted_length: float | None = None
+    """N-gram and suffix decoding: fail over when a primary's windowed mean accepted length
+    (tokens per verification step, 1 + accepted / drafts) stays below this; 1 or more. Unset:
+    the embedded engine's profile's threshold, else 1.10."""
+    recovery_accepted_length: float | None = None
+    """N-gram and suffix decoding: return to a primary once its mean accepted length is back
+    at or above this; at least the failover threshold. Unset: the profile's, else the failover
+    threshold + 0.25."""
     acceptance_window_s: float = Field(default=60.0, gt=0)
-    """Seconds of drafts the acceptance rate is computed over."""
+    """Seconds of drafts the health signal is computed over."""
     min_window_drafts: int = Field(default=20, ge=1)
     """Drafts a window needs before it may trigger failover or recovery."""
     trip_after: int = Field(default=3, ge=1)
@@ -96,6 +128,19 @@ class EngineSettings(_Section):
     """A PEM file of CA certificates to trust for the engine (a private CA), instead of the
     system's and certifi's."""
 
+    @field_validator("replica_metrics")
+    @classmethod
+    def _replicas_behind_one_router(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        endpoints = info.data.get("endpoints") or []
+        if value and len(endpoints) > 1:
+            raise ValueError(
+                f"engine.replicaMetrics lists the replicas behind one router, but "
+                f"engine.endpoints has {len(endpoints)} primaries: put the router's URL in "
+                "engine.url (endpoints empty), or list the replicas themselves in "
+                "engine.endpoints and drop replicaMetrics"
+            )
+        return [url.rstrip("/") for url in value]
+
     @field_validator("recovery_threshold")
     @classmethod
     def _recovery_not_below_failover(
@@ -111,12 +156,32 @@ class EngineSettings(_Section):
             )
         return value
 
-    @property
-    def recovery_at(self) -> float:
-        """The acceptance a failed-over primary must reach again (`recovery_threshold`)."""
-        if self.recovery_threshold is not None:
-            return self.recovery_threshold
-        return min(1.0, round(self.acceptance_threshold + RECOVERY_MARGIN, 4))
+    @field_validator("min_accepted_length")
+    @classmethod
+    def _length_at_least_one(cls, value: float | None) -> float | None:
+        if value is not None and value < 1.0:
+            raise ValueError(
+                f"engine.minAcceptedLength ({value}) is below 1: every verification step "
+                "yields at least one token, so it would never fail over; set 1 or more "
+                f"(e.g. {ACCEPTED_LENGTH_THRESHOLD}), or leave it unset"
+            )
+        return value
+
+    @field_validator("recovery_accepted_length")
+    @classmethod
+    def _length_recovery_not_below_failover(
+        cls, value: float | None, info: ValidationInfo
+    ) -> float | None:
+        failover = info.data.get("min_accepted_length")
+        floor = failover if failover is not None else 1.0
+        if value is not None and value < floor:
+            named = f"engine.minAcceptedLength ({failover})" if failover is not None else "1"
+            raise ValueError(
+                f"engine.recoveryAcceptedLength ({value}) is below {named}, so a primary "
+                f"would flap between failing over and recovering: set it to {floor} or more, "
+                "or leave it unset"
+            )
+        return value
 
 
 class CompletionSettings(_Section):

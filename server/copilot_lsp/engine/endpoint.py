@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from copilot_lsp.engine.health import HealthRule, Recorded
 from copilot_lsp.engine.state import read_state, state_path
 from copilot_lsp.settings import DEFAULT_ENGINE_URL
 
@@ -21,6 +22,7 @@ class EngineUrl:
         self._seen: tuple[Path, int, int, int] | None = None
         self._embedded: str | None = None
         self._samples_exactly = True
+        self._recorded: Recorded | None = None
 
     def resolve(self, configured: str | None) -> str:
         if configured:
@@ -40,7 +42,21 @@ class EngineUrl:
             state = read_state(path)
             self._seen, self._embedded = seen, state.url if state is not None else None
             self._samples_exactly = state.samples_exactly if state is not None else True
+            self._recorded = (
+                Recorded(
+                    state.profile, state.speculative_method, HealthRule.from_dict(state.health)
+                )
+                if state is not None
+                else None
+            )
         return self._embedded
+
+    def recorded(self) -> tuple[str, Recorded] | None:
+        """The embedded engine's URL and what `engine up` recorded of its speculation."""
+        url = self.embedded()
+        if url is None or self._recorded is None:
+            return None
+        return url, self._recorded
 
     def samples_exactly(self, configured: str | None) -> bool:
         """False when the URL in use is the embedded engine's and `engine up` recorded that it

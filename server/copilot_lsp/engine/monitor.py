@@ -18,6 +18,9 @@ import httpx
 
 from copilot_lsp.engine.metrics import SpecDecodeCounters, parse_metrics, total
 
+ROUTER_PREFIXES = ("vllm_router_", "sgl_router_")
+"""vllm-router's own metric names (and those of the SGLang router it derives from)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Scrape:
@@ -25,6 +28,10 @@ class Scrape:
     counters: SpecDecodeCounters
     running: float = 0.0
     """vllm:num_requests_running + waiting at that moment: the engine's load."""
+    engine_metrics: bool = True
+    """Whether the exposition has any vLLM metric (`vllm:…`): an engine's, or one forwarded."""
+    router_metrics: bool = False
+    """Whether it has a router's own metrics (engine/replicas.py): not one engine's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,4 +126,10 @@ async def scrape(
         return None
     samples = parse_metrics(response.text)
     load = total(samples, "vllm:num_requests_running") + total(samples, "vllm:num_requests_waiting")
-    return Scrape(clock(), SpecDecodeCounters.from_samples(samples), load)
+    return Scrape(
+        clock(),
+        SpecDecodeCounters.from_samples(samples),
+        load,
+        engine_metrics=any(sample.name.startswith("vllm:") for sample in samples),
+        router_metrics=any(sample.name.startswith(ROUTER_PREFIXES) for sample in samples),
+    )

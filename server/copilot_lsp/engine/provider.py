@@ -56,10 +56,11 @@ class EngineProvider:
         """The router for the current settings, rebuilt when they changed."""
         options = self._options
         url = self._url.resolve(options.url)
-        key = (url, options.model_copy())
+        embedded = self._url.recorded()
+        key = (url, options.model_copy(), embedded)
         if self._router is None or key != self._key:
             previous = self._router
-            self._router = router_from_settings(options, url)
+            self._router = router_from_settings(options, url, embedded)
             self._key = key
             if previous is not None:
                 with contextlib.suppress(RuntimeError):  # no running loop: nothing to close

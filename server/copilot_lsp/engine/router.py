@@ -1,16 +1,19 @@
-"""A pool of engine endpoints with health, load, per-endpoint acceptance and failover.
+"""A pool of engine endpoints with health, load, speculative-decoding health and failover.
 
 Completions go to the least-loaded healthy primary whose speculative decoding is doing its
-job. When a primary's windowed acceptance rate stays below `threshold` for `trip_after`
-consecutive scrapes (with at least `min_drafts` drafts in the window), it is marked degraded and
-completions go to the plain-decoding `fallback` endpoint (or to the other primaries). vLLM has no
-switch that turns speculation off when it stops paying, so this is how we stop paying for it.
+job. Each primary is judged by the signal its method calls for (engine/health.py: acceptance
+rate for learned drafts, mean accepted length for n-gram and suffix decoding); when it stays
+below the rule's threshold for `trip_after` consecutive scrapes (with at least `min_drafts`
+drafts in the window), the primary is marked degraded and completions go to the plain-decoding
+`fallback` endpoint (or to the other primaries). vLLM has no switch that turns speculation off
+when it stops paying, so this is how we stop paying for it.
 
-Hysteresis: a degraded primary returns only after its acceptance stays at or above
-`recovery_threshold` (higher than `threshold`) for `recover_after` scrapes. While degraded it
-gets no user traffic, so the router replays the latest request to it every `probe_interval_s`
-(output discarded) to keep measuring it. An endpoint that cannot be reached is skipped for
-`retry_after_s`, then tried again.
+Hysteresis: a degraded primary returns only after its signal stays at or above the rule's
+recovery level for `recover_after` scrapes. While degraded it gets no user traffic, so the
+router replays the latest request to it every `probe_interval_s` (output discarded) to keep
+measuring it. An endpoint that cannot be reached is skipped for `retry_after_s`, then tried
+again. A primary that is a router (or answers /metrics without engine metrics) is judged from
+the replicas `engine.replicaMetrics` lists, else not at all (engine/replicas.py).
 """
 
 from __future__ import annotations
@@ -23,12 +26,15 @@ import ssl
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import httpx
 
 from copilot_lsp.engine.client import EngineClient
-from copilot_lsp.engine.monitor import AcceptanceMonitor, scrape
+from copilot_lsp.engine.health import SIGNAL_NAMES, HealthTracker, Judgement, Recorded, judge
+from copilot_lsp.engine.monitor import scrape
+from copilot_lsp.engine.pool import Endpoint
+from copilot_lsp.engine.replicas import ReplicaSet, identify
 from copilot_lsp.engine.tls import verify_option
 from copilot_lsp.engine.types import CompletionRequest, ServedModel, StreamChunk
 from copilot_lsp.errors import ConfigError, EngineError, EngineUnavailable
@@ -36,17 +42,15 @@ from copilot_lsp.settings import EngineSettings
 
 logger = logging.getLogger(__name__)
 
-Role = Literal["primary", "fallback"]
 T = TypeVar("T")
 PROBE = CompletionRequest(prompt="def fibonacci(n):\n", max_tokens=48, temperature=0.0)
 
 
 @dataclass(frozen=True)
 class RoutingPolicy:
-    """The failover rules, as `engine.*` settings give them (settings.py documents each)."""
+    """How readings turn into failover, as `engine.*` settings give them (settings.py documents
+    each); the threshold each primary is held to is its Judgement's (engine/health.py)."""
 
-    threshold: float
-    recovery_threshold: float
     trip_after: int
     recover_after: int
     min_drafts: int
@@ -58,8 +62,6 @@ class RoutingPolicy:
     @classmethod
     def from_settings(cls, options: EngineSettings) -> RoutingPolicy:
         return cls(
-            threshold=options.acceptance_threshold,
-            recovery_threshold=options.recovery_at,
             trip_after=options.trip_after,
             recover_after=options.recover_after,
             min_drafts=options.min_window_drafts,
@@ -68,63 +70,6 @@ class RoutingPolicy:
             probe_interval_s=options.probe_interval_s,
             retry_after_s=options.retry_after_s,
         )
-
-
-class Endpoint:
-    """One engine: its client, health, our in-flight requests, its load and acceptance."""
-
-    def __init__(self, url: str, client: EngineClient, role: Role, window_s: float) -> None:
-        self.url = url.rstrip("/")
-        self.client = client
-        self.role = role
-        self.monitor = AcceptanceMonitor(window_s)
-        self.healthy = True
-        self.degraded = False
-        self.inflight = 0
-        self.low_streak = 0
-        self.good_streak = 0
-        self.retry_at = 0.0
-        self.last_error: str | None = None
-        self.metrics = False
-        """Whether the endpoint answers /metrics at all (a plain OpenAI server may not)."""
-
-    @property
-    def root(self) -> str:
-        return self.url.removesuffix("/v1")
-
-    def available(self, now: float) -> bool:
-        return self.healthy or now >= self.retry_at
-
-    def load(self) -> float:
-        latest = self.monitor.latest
-        return self.inflight + (latest.running if latest is not None else 0.0)
-
-    def mark_down(self, now: float, retry_after_s: float, error: str) -> None:
-        if self.healthy:
-            logger.warning("engine endpoint %s is unreachable: %s", self.url, error)
-        self.healthy = False
-        self.retry_at = now + retry_after_s
-        self.last_error = error
-
-    def mark_up(self) -> None:
-        if not self.healthy:
-            logger.warning("engine endpoint %s is reachable again", self.url)
-        self.healthy = True
-        self.last_error = None
-
-    def snapshot(self) -> dict[str, Any]:
-        window = self.monitor.window()
-        return {
-            "url": self.url,
-            "role": self.role,
-            "healthy": self.healthy,
-            "degraded": self.degraded,
-            "inflight": self.inflight,
-            "load": self.load(),
-            "metrics": self.metrics,
-            "acceptance": window.as_dict() if window is not None else None,
-            "last_error": self.last_error,
-        }
 
 
 class Router:
@@ -137,18 +82,41 @@ class Router:
         *,
         make_client: Callable[[str], EngineClient],
         policy: RoutingPolicy | None = None,
+        judgements: Sequence[Judgement] | None = None,
+        replica_metrics: Sequence[str] = (),
         http: httpx.AsyncClient | None = None,
         clock: Callable[[], float] = time.monotonic,
         verify: ssl.SSLContext | bool = True,
     ) -> None:
+        """`judgements`: how each primary is judged (default: the settings' defaults, an
+        unknown method judged as a learned draft); `replica_metrics`: the replicas behind the
+        one primary when it is a router."""
         if not primaries:
             raise ValueError("a router needs at least one primary endpoint")
+        if replica_metrics and len(primaries) > 1:
+            raise ValueError("replica metrics belong to one primary (a router), not to a pool")
         self.policy = policy or RoutingPolicy.from_settings(EngineSettings())
         window = self.policy.window_s
-        self.primaries = [Endpoint(url, make_client(url), "primary", window) for url in primaries]
+        if judgements is None:
+            judgements = [judge(EngineSettings(), None)] * len(primaries)
+        self.primaries = [
+            Endpoint(
+                url,
+                make_client(url),
+                "primary",
+                window,
+                judgement=judgement,
+                tracker=self._tracker(judgement),
+                replicas=ReplicaSet(replica_metrics, window) if replica_metrics else None,
+            )
+            for url, judgement in zip(primaries, judgements, strict=True)
+        ]
         self.fallback = (
             Endpoint(fallback, make_client(fallback), "fallback", window) if fallback else None
         )
+        for endpoint in self.primaries:
+            if endpoint.judgement is not None and endpoint.judgement.problem is not None:
+                logger.error("%s: %s", endpoint.url, endpoint.judgement.problem)
         self._owns_http = http is None
         self._http = http or httpx.AsyncClient(
             timeout=httpx.Timeout(5.0, connect=2.0), verify=verify
@@ -159,6 +127,14 @@ class Router:
         self._last_request: CompletionRequest | None = None
         self._last_probe = 0.0
         self._route: str = "primary"
+
+    def _tracker(self, judgement: Judgement) -> HealthTracker | None:
+        policy = self.policy
+        if judgement.rule is None:
+            return None
+        return HealthTracker(
+            judgement.rule, policy.trip_after, policy.recover_after, policy.min_drafts
+        )
 
     samples_exactly = True
     """The pool knows nothing against its engines' sampling (the provider does)."""
@@ -284,39 +260,47 @@ class Router:
             endpoint.mark_down(self._clock(), self.policy.retry_after_s, f"/metrics: {error!r}")
             return
         endpoint.mark_up()
+        endpoint.scraped = True
         endpoint.metrics = result is not None
-        if result is not None:
+        if result is not None and endpoint.identity is None:
+            endpoint.identity = await identify(self._http, endpoint.root, result)
+            reason = endpoint.unread_reason()
+            if reason is not None:
+                logger.warning("%s", reason)
+        # Only an engine's own counters make a window: a router's mix its replicas'.
+        if result is not None and endpoint.identity and endpoint.identity.kind == "engine":
             endpoint.monitor.observe(result)
-            if endpoint.role == "primary":
-                self._evaluate(endpoint)
+        if endpoint.replicas is not None:
+            await endpoint.replicas.poll(self._http, self._clock)
+        if endpoint.tracker is not None and endpoint.read():
+            self._evaluate(endpoint, endpoint.tracker)
 
-    def _evaluate(self, endpoint: Endpoint) -> None:
-        policy = self.policy
-        window = endpoint.monitor.window()
-        if window is None or window.acceptance_rate is None or window.drafts < policy.min_drafts:
-            return  # too little evidence either way: keep the current state
-        rate = window.acceptance_rate
-        if not endpoint.degraded:
-            endpoint.low_streak = endpoint.low_streak + 1 if rate < policy.threshold else 0
-            if endpoint.low_streak >= policy.trip_after:
-                endpoint.degraded, endpoint.good_streak = True, 0
-                logger.warning(
-                    "speculative acceptance at %s is %.2f (< %.2f) over %d drafts: routing "
-                    "completions %s",
-                    endpoint.url,
-                    rate,
-                    policy.threshold,
-                    window.drafts,
-                    f"to the fallback {self.fallback.url}" if self.fallback else "elsewhere",
-                )
+    def _evaluate(self, endpoint: Endpoint, tracker: HealthTracker) -> None:
+        window = endpoint.health_window()
+        change = tracker.observe(window)
+        if change is None or window is None or endpoint.judgement is None:
             return
-        endpoint.good_streak = endpoint.good_streak + 1 if rate >= policy.recovery_threshold else 0
-        if endpoint.good_streak >= policy.recover_after:
-            endpoint.degraded, endpoint.low_streak = False, 0
+        rule, judgement = tracker.rule, endpoint.judgement
+        what = f"{SIGNAL_NAMES[rule.signal]} {tracker.value:.2f}"
+        method = judgement.method or "unknown method"
+        if change == "tripped":
             logger.warning(
-                "speculative acceptance at %s recovered to %.2f: routing back to it",
+                "speculative decoding at %s does not pay: %s (< %s; %s, %s) over %d drafts: "
+                "routing completions %s",
                 endpoint.url,
-                rate,
+                what,
+                rule.threshold,
+                method,
+                judgement.source,
+                window.drafts,
+                f"to the fallback {self.fallback.url}" if self.fallback else "elsewhere",
+            )
+        else:
+            logger.warning(
+                "speculative decoding at %s pays again: %s (>= %s): routing back to it",
+                endpoint.url,
+                what,
+                rule.recovery,
             )
 
     async def probe_degraded(self) -> None:
@@ -351,11 +335,8 @@ class Router:
     # --- reporting and shutdown -----------------------------------------------------------
 
     def snapshot(self) -> dict[str, Any]:
-        policy = self.policy
         return {
             "route": self._route,
-            "threshold": policy.threshold,
-            "recovery_threshold": policy.recovery_threshold,
             "endpoints": [endpoint.snapshot() for endpoint in self.endpoints],
         }
 
@@ -370,8 +351,11 @@ class Router:
             await self._http.aclose()
 
 
-def router_from_settings(options: EngineSettings, url: str) -> Router:
-    """The router the LSP server uses: `endpoints` (else `url`) plus the optional fallback."""
+def router_from_settings(
+    options: EngineSettings, url: str, embedded: tuple[str, Recorded] | None = None
+) -> Router:
+    """The router the LSP server uses: `endpoints` (else `url`) plus the optional fallback;
+    `embedded` is the embedded engine's URL and what `engine up` recorded of it."""
     key = options.api_key.get_secret_value() if options.api_key else None
     try:
         verify = verify_option(options)  # engine.tls_verify / engine.ca_file (engine/tls.py)
@@ -389,8 +373,19 @@ def router_from_settings(options: EngineSettings, url: str) -> Router:
             verify=verify,
         )
 
+    def recorded(primary: str) -> Recorded | None:
+        if embedded is None or embedded[0].rstrip("/") != primary:
+            return None
+        return embedded[1]
+
     policy = RoutingPolicy.from_settings(options)
-    primaries = [u.rstrip("/") for u in options.endpoints] or [url]
+    primaries = [u.rstrip("/") for u in options.endpoints] or [url.rstrip("/")]
     return Router(
-        primaries, options.fallback_url, make_client=make_client, policy=policy, verify=verify
+        primaries,
+        options.fallback_url,
+        make_client=make_client,
+        policy=policy,
+        judgements=[judge(options, recorded(primary)) for primary in primaries],
+        replica_metrics=options.replica_metrics,
+        verify=verify,
     )

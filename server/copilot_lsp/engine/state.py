@@ -6,6 +6,7 @@ import json
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from copilot_lsp import paths
 
@@ -23,6 +24,12 @@ class EngineState:
     """False when the engine's sampled (temperature > 0) outputs are known to be wrong: vLLM's
     CPU build with speculative decoding (its rejection sampler's CPU kernels; greedy outputs
     are exact). The server then asks it for greedy suggestions only."""
+    speculative_method: str | None = None
+    """The profile's `[speculative] method`, "none" for plain decoding; None in a state file
+    written before it was recorded."""
+    health: dict[str, Any] | None = None
+    """The profile's health rule (engine/health.py: signal, threshold, recovery), which the
+    server judges this engine's speculation by; None for plain decoding."""
 
 
 def state_path() -> Path:

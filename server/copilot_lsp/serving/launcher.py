@@ -149,6 +149,9 @@ def engine_up(
         log_path=str(log_path),
         started_at=time.time(),
         samples_exactly=samples_exactly(profile),
+        # What the server judges this engine's speculation by (engine/health.py).
+        speculative_method=profile.speculative.method if profile.speculative else "none",
+        health=profile.speculative.health_rule().as_dict() if profile.speculative else None,
     )
     write_state(state, recorded)
     try:

@@ -13,8 +13,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from copilot_lsp import paths
+from copilot_lsp.engine.health import HealthRule, default_rule, signal_for
 from copilot_lsp.errors import ConfigError
 from copilot_lsp.serving.host import this_machine_embedded_dtype
+from copilot_lsp.settings import SpeculativeMethod
 
 EMBEDDED_PREFIX = "embedded:"
 EMBEDDED_DTYPES = ("auto", "bfloat16", "float32")
@@ -89,12 +91,24 @@ class SuffixSpec(_Strict):
         return {f"suffix_decoding_{name}": value for name, value in self.model_dump().items()}
 
 
+class HealthSpec(_Strict):
+    """[speculative.health]: the level under which this engine's speculation does not pay, in
+    the signal its method is judged by (engine/health.py): acceptance rate for learned drafts,
+    mean accepted length (tokens per verification step) for n-gram and suffix decoding.
+    Without the table the built-in rule of the method applies (docs/speculative.md)."""
+
+    threshold: float = Field(ge=0)
+    """Fail over to `engine.fallbackUrl` while the signal stays below this."""
+    recovery: float | None = Field(default=None, ge=0)
+    """Come back once it is at or above this. Unset: the threshold plus the usual margin."""
+
+
 MAX_DRAFT_TOKENS = 5
 """Chain length for draft models and n-gram; suffix decoding speculates much further."""
 
 
 class SpeculativeSpec(_Strict):
-    method: Literal["eagle", "eagle3", "medusa", "ngram", "suffix", "draft_model"]
+    method: SpeculativeMethod
     model: str | None = None
     """Draft folder or id; `embedded-draft:eagle|eagle3|medusa` for the heads shipped for the
     embedded target (resolved by the launcher like `embedded:` is for the target); for
@@ -103,6 +117,8 @@ class SpeculativeSpec(_Strict):
     """At most MAX_DRAFT_TOKENS, except for suffix decoding (its upper bound per step)."""
     suffix: SuffixSpec | None = None
     """[speculative.suffix]: suffix decoding's tree settings (method "suffix" only)."""
+    health: HealthSpec | None = None
+    """[speculative.health]: the health rule's threshold for this engine."""
     options: dict[str, Any] = Field(default_factory=dict)
     """Extra keys of vLLM's --speculative-config (e.g. prompt_lookup_max for n-gram)."""
 
@@ -134,7 +150,44 @@ class SpeculativeSpec(_Strict):
                 f"num_speculative_tokens: at most {MAX_DRAFT_TOKENS} for {self.method} "
                 "(only suffix decoding speculates further)"
             )
+        if self.health is not None:
+            self._health_fits()
         return self
+
+    def _health_fits(self) -> None:
+        """A threshold the signal can reach, and a recovery level not below it."""
+        assert self.health is not None
+        threshold, recovery = self.health.threshold, self.health.recovery
+        if signal_for(self.method) == "acceptance_rate":
+            if threshold > 1:
+                raise ValueError(
+                    f"[speculative.health] threshold {threshold}: {self.method} is judged by "
+                    "its acceptance rate (accepted / drafted tokens), 0 to 1; e.g. 0.45"
+                )
+            top = 1.0
+        else:
+            top = self.num_speculative_tokens + 1.0
+            if not 1 <= threshold <= top:
+                raise ValueError(
+                    f"[speculative.health] threshold {threshold}: {self.method} is judged by "
+                    f"its mean accepted length (tokens per verification step), 1 to {top:g} "
+                    f"with {self.num_speculative_tokens} speculative tokens; e.g. 1.25"
+                )
+        if recovery is not None and not threshold <= recovery <= top:
+            raise ValueError(
+                f"[speculative.health] recovery {recovery}: between the threshold "
+                f"{threshold} and {top:g}, or leave it unset (the threshold plus the margin)"
+            )
+
+    def health_rule(self) -> HealthRule:
+        """The rule this engine's speculation is judged by (the table's, else the method's)."""
+        signal = signal_for(self.method)
+        if self.health is None:
+            return default_rule(signal)
+        rule = default_rule(signal, self.health.threshold)
+        if self.health.recovery is None:
+            return rule
+        return HealthRule(signal, rule.threshold, self.health.recovery)
 
 
 class Profile(_Strict):

@@ -18,6 +18,7 @@ import pytest
 from pydantic import ValidationError
 
 from copilot_lsp.engine.client import EngineClient
+from copilot_lsp.engine.health import HealthRule, judge
 from copilot_lsp.engine.router import Router, RoutingPolicy, router_from_settings
 from copilot_lsp.engine.types import CompletionRequest, StreamChunk
 from copilot_lsp.errors import EngineUnavailable
@@ -277,11 +278,15 @@ def test_router_from_settings_builds_the_pool_and_policy() -> None:
     router = router_from_settings(settings, "http://ignored/v1")
     assert [e.url for e in router.primaries] == ["http://r1/v1", "http://r2/v1"]
     assert router.fallback is not None and router.fallback.url == "http://plain/v1"
-    assert router.policy.threshold == 0.5
-    assert router.policy.recovery_threshold == 0.6  # unset: the threshold plus the margin
+    # Unset recovery: the threshold plus the margin.
+    rules = [e.judgement.rule for e in router.primaries if e.judgement is not None]
+    assert rules == [HealthRule("acceptance_rate", 0.5, 0.6)] * 2
+    assert router.fallback.tracker is None  # plain decoding: never judged
     single = router_from_settings(EngineSettings(), "http://one/v1")
     assert [e.url for e in single.primaries] == ["http://one/v1"] and single.fallback is None
-    assert single.policy.recovery_threshold == 0.55
+    judgement = single.primaries[0].judgement
+    assert judgement is not None and judgement.method is None  # unknown: the seed's rule
+    assert judgement.rule == HealthRule("acceptance_rate", 0.45, 0.55)
 
 
 def test_a_recovery_threshold_below_the_failover_one_is_refused_naming_the_fix() -> None:
@@ -296,7 +301,8 @@ def test_a_recovery_threshold_below_the_failover_one_is_refused_naming_the_fix()
     assert len(problems) == 1 and "recovery_threshold" in problems[0]
     # Only the contradicting field is dropped: the rest of the layer applies.
     assert kept.engine.url == "http://e/v1" and kept.engine.acceptance_threshold == 0.5
-    assert kept.engine.recovery_at == 0.6
+    rule = judge(kept.engine, None).rule
+    assert rule is not None and rule.recovery == 0.6
 
 
 async def test_leaving_a_stream_closes_the_endpoints_stream_at_once() -> None:

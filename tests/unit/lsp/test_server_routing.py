@@ -24,7 +24,9 @@ def test_engine_is_a_router_from_the_settings_and_stats_show_it(
     routing = server.service.stats()["engine"]["routing"]
     assert [e["url"] for e in routing["endpoints"]] == ["http://a/v1", "http://b/v1", "http://p/v1"]
     assert [e["role"] for e in routing["endpoints"]] == ["primary", "primary", "fallback"]
-    assert routing["threshold"] == 0.45
+    assert routing["endpoints"][0]["health"]["threshold"] == 0.45
+    assert routing["endpoints"][2]["health"] is None  # the fallback is never judged
     server.layers.set_layer("initializationOptions", {"engine": {"acceptanceThreshold": 0.3}})
     assert server.service.engines.current() is not router
-    assert server.service.stats()["engine"]["routing"]["threshold"] == 0.3
+    routing = server.service.stats()["engine"]["routing"]
+    assert routing["endpoints"][0]["health"]["threshold"] == 0.3

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from copilot_lsp.serving.profiles import available_profiles, load_profile
-from copilot_lsp.settings import EngineSettings
+from copilot_lsp.settings import ACCEPTANCE_THRESHOLD, ACCEPTED_LENGTH_THRESHOLD
 from tests.conftest import REPO
 
 MONITORING = REPO / "configs" / "monitoring"
@@ -72,14 +72,20 @@ def test_alert_rules_use_real_vllm_counters_and_the_client_threshold() -> None:
     assert "draft_acceptance_rate" not in text
     assert "vllm:spec_decode_num_accepted_tokens_total" in text
     assert "vllm:spec_decode_num_accepted_tokens_per_pos_total" in text
-    threshold = EngineSettings().acceptance_threshold
-    low = next(
-        rule
+    alerts = {
+        rule["alert"]: rule
         for group in rules["groups"]
         for rule in group["rules"]
-        if rule.get("alert") == "SpeculativeAcceptanceLow"
+        if "alert" in rule
+    }
+    # The client's built-in rules: learned drafts by acceptance rate, n-gram and suffix
+    # decoding by mean accepted length (engine/health.py).
+    assert (
+        f"acceptance_rate:5m < {ACCEPTANCE_THRESHOLD}\n"
+        in alerts["SpeculativeAcceptanceLow"]["expr"]
     )
-    assert f"< {threshold}" in low["expr"]
+    length = alerts["SpeculativeAcceptedLengthLow"]["expr"]
+    assert f"mean_accepted_length:5m < {ACCEPTED_LENGTH_THRESHOLD:g}\n" in length
 
 
 def test_dashboard_panels_have_distinct_ids_and_queries() -> None:

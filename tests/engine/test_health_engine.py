@@ -1,0 +1,264 @@
+"""The failover rule against the real engine's metrics (issue 30, item 1).
+
+Each test starts a real vLLM CPU engine with `engine up` (its state file records the profile's
+health rule), builds the server's router from the settings and that state file, and sends it
+editing traffic: completions of held-out code, new text each request, as an editor sends.
+The router scrapes the engine's /metrics every 2 s with the default window, trip count and
+draft minimum; a scripted engine stands in as the plain-decoding fallback, so every
+completion says where it went. Healthy speculation must not fail over; useless speculation
+(an EAGLE head for another target, as `--allow-draft-mismatch` serves one) must, read directly
+and, behind the real vllm-router, from the replica the settings name (skipped without
+vllm-router). Each test starts its own engine: 1.5-2.5 min each on the shared 2-core host.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from copilot_lsp.bench.replay.sessions import heldout_files, pick_sessions
+from copilot_lsp.engine.provider import EngineProvider
+from copilot_lsp.engine.router import Router
+from copilot_lsp.engine.types import CompletionRequest
+from copilot_lsp.serving import launcher
+from copilot_lsp.serving.profiles import Profile, load_profile
+from copilot_lsp.serving.vllm_router import ROUTER_FLAGS
+from copilot_lsp.settings import EngineSettings
+from copilot_lsp.testing.fake_engine import FakeEngine, Reply
+from tests.conftest import free_port
+from tests.engine.useless_head import useless_eagle_head
+
+pytestmark = [pytest.mark.engine, pytest.mark.timeout(420)]
+
+POLL = {"metrics_interval_s": 2.0}
+"""Readings every 2 s instead of 5 (more of them in a short test); the rule is the default's."""
+TOKENS = 24
+
+
+def lean(profile: Profile, **speculative: object) -> Profile:
+    """`profile` as a test engine: one process and a small KV cache start faster on the shared
+    host; the speculative settings and the health table stay the profile's."""
+    env = {**profile.env, "VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
+    changed = profile.model_copy(update={"env": env})
+    if speculative and changed.speculative is not None:
+        spec = changed.speculative.model_copy(update=speculative)
+        changed = changed.model_copy(update={"speculative": spec})
+    return changed
+
+
+@contextlib.contextmanager
+def running(profile: Profile, state_dir: Path, *, allow_mismatch: bool = False) -> Iterator[str]:
+    state = launcher.engine_up(
+        profile, port=free_port(), state_dir=state_dir, allow_draft_mismatch=allow_mismatch
+    )
+    try:
+        yield state.url
+    finally:
+        launcher.engine_down(state_dir=state_dir)
+
+
+def editing_prompts(count: int, seed: int = 30) -> list[str]:
+    """Held-out code at the cursor of the replay's editing sessions, each a different place:
+    the session's text before the cursor, then halfway through what the user types."""
+    sessions = pick_sessions(heldout_files(["stdlib"]), (count + 5) // 6, seed)
+    prompts = []
+    for session in sessions:
+        for typed in (0, len(session.target) // 2):
+            prompts.append((session.before + session.target[:typed])[-1500:])
+    return prompts[:count]
+
+
+@pytest_asyncio.fixture
+async def fallback() -> AsyncIterator[FakeEngine]:
+    engine = await FakeEngine().start()
+    engine.default = Reply(chunks=["<fallback>"])
+    try:
+        yield engine
+    finally:
+        await engine.stop()
+
+
+def server_router(state_dir: Path, fallback: FakeEngine, **settings: object) -> Router:
+    """The router the server builds: engine.url unset (the embedded engine `engine up`
+    recorded) unless `settings` say otherwise, engine.fallbackUrl the scripted engine."""
+    options = EngineSettings(fallback_url=fallback.url, **{**POLL, **settings})  # type: ignore[arg-type]
+    return EngineProvider(options, state_file=launcher.state_file(state_dir)).current()
+
+
+async def complete(router: Router, prompt: str) -> str:
+    request = CompletionRequest(prompt=prompt, max_tokens=TOKENS, temperature=0.0)
+    return "".join([chunk.text async for chunk in router.stream(request)])
+
+
+async def edit(router: Router, prompts: list[str]) -> list[bool]:
+    """Send the prompts one after another (an editor's pace); whether each went to the
+    fallback."""
+    went = [await complete(router, prompt) == "<fallback>" for prompt in prompts]
+    await router.poll_once()  # the last request's drafts are read too
+    return went
+
+
+def health(router: Router) -> dict[str, Any]:
+    found = router.snapshot()["endpoints"][0]["health"]
+    assert isinstance(found, dict)
+    return found
+
+
+async def test_suffix_decoding_on_editing_traffic_does_not_fail_over(
+    tmp_path: Path, fallback: FakeEngine
+) -> None:
+    pytest.importorskip(
+        "arctic_inference.suffix_decoding", reason="arctic-inference is not built (make setup)"
+    )
+    with running(lean(load_profile("local-cpu-suffix")), tmp_path) as url:
+        router = server_router(tmp_path, fallback)
+        try:
+            went = await edit(router, editing_prompts(14))
+            judged = health(router)
+            window = router.snapshot()["endpoints"][0]["acceptance"]
+        finally:
+            await router.aclose()
+    print(f"suffix at {url}: {judged}, window {window}")
+    assert (judged["method"], judged["signal"]) == ("suffix", "mean_accepted_length")
+    assert judged["readings"] >= 3, "too few windows with enough drafts to judge anything"
+    assert not any(went) and fallback.requests == []
+    assert router.primaries[0].degraded is False
+
+
+async def test_the_shipped_eagle_head_on_editing_traffic_does_not_fail_over(
+    tmp_path: Path, fallback: FakeEngine
+) -> None:
+    with running(lean(load_profile("local-cpu")), tmp_path):
+        router = server_router(tmp_path, fallback)
+        try:
+            went = await edit(router, editing_prompts(8))
+            judged = health(router)
+        finally:
+            await router.aclose()
+    print(f"shipped EAGLE head: {judged}")
+    assert (judged["method"], judged["threshold"]) == ("eagle", 0.08)
+    assert judged["readings"] >= 3, "too few windows with enough drafts to judge anything"
+    assert not any(went) and fallback.requests == []
+    assert router.primaries[0].degraded is False
+
+
+async def test_a_head_for_another_target_fails_over_to_the_plain_engine(
+    tmp_path: Path, fallback: FakeEngine
+) -> None:
+    useless = lean(load_profile("local-cpu"), model=str(useless_eagle_head(tmp_path / "head")))
+    with running(useless, tmp_path, allow_mismatch=True):
+        router = server_router(tmp_path, fallback)
+        try:
+            went = await edit(router, editing_prompts(8, seed=31))
+            judged = health(router)
+        finally:
+            await router.aclose()
+    print(f"head for another target: {judged}")
+    assert isinstance(judged["value"], float) and judged["value"] < 0.08
+    assert router.primaries[0].degraded is True
+    assert went[-1] is True, "the completions after the failover still went to the engine"
+    assert fallback.requests, "the fallback served nothing"
+
+
+def vllm_router() -> str:
+    """vllm-router beside this interpreter or on PATH (`make test-cluster` installs it)."""
+    beside = Path(sys.executable).parent / "vllm-router"
+    found = str(beside) if beside.exists() else shutil.which("vllm-router")
+    if found is None:
+        pytest.skip(
+            "vllm-router is not installed: pip install 'vllm-router==0.1.17' (as "
+            "`make test-cluster` does), into this virtualenv or anywhere on PATH"
+        )
+    return found
+
+
+@contextlib.contextmanager
+def router_in_front_of(engine_url: str, logs: Path) -> Iterator[str]:
+    """The real vllm-router with deploy/'s flags in front of one engine."""
+    port = free_port()
+    argv = [
+        vllm_router(),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--worker-urls",
+        engine_url.removesuffix("/v1"),
+        *ROUTER_FLAGS,
+        "--prometheus-host",
+        "127.0.0.1",
+        "--prometheus-port",
+        str(free_port()),
+    ]
+    with (logs / "router.log").open("wb") as log:
+        process = subprocess.Popen(
+            argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    try:
+        root = f"http://127.0.0.1:{port}"
+        for _ in range(120):
+            if process.poll() is not None:
+                pytest.fail(f"vllm-router exited: {(logs / 'router.log').read_text()[-2000:]}")
+            if launcher.health(root, timeout=1.0):
+                break
+            time.sleep(0.5)
+        yield f"{root}/v1"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=30)
+
+
+async def test_through_vllm_router_health_is_read_per_replica_or_not_at_all(
+    tmp_path: Path, fallback: FakeEngine
+) -> None:
+    """A head for another target behind the real vllm-router. A server given only the
+    router's URL says it cannot read the engines' health there and never fails over; one
+    given the replica as well reads it and fails over."""
+    vllm_router()  # skip before starting an engine for nothing
+    useless = lean(load_profile("local-cpu"), model=str(useless_eagle_head(tmp_path / "head")))
+    with (
+        running(useless, tmp_path, allow_mismatch=True) as engine_url,
+        router_in_front_of(engine_url, tmp_path) as router_url,
+    ):
+        blind = server_router(tmp_path, fallback, url=router_url, speculative_method="eagle")
+        reading = server_router(
+            tmp_path,
+            fallback,
+            url=router_url,
+            speculative_method="eagle",
+            replica_metrics=[engine_url],
+        )
+        try:
+            went = []
+            await reading.poll_once()
+            for prompt in editing_prompts(6, seed=32):  # through the router, read beside it
+                went.append(await complete(blind, prompt) == "<fallback>")
+                await reading.poll_once()
+            await blind.poll_once()
+            answer = await complete(reading, "def add(a, b):\n")
+            unread, judged = health(blind), health(reading)
+            blind_endpoint = blind.snapshot()["endpoints"][0]
+        finally:
+            await blind.aclose()
+            await reading.aclose()
+    print(f"router only: {unread}\nwith the replica: {judged}")
+    assert blind_endpoint["kind"] == "router"
+    assert blind_endpoint["workers"] == [engine_url.removesuffix("/v1")]
+    assert unread["read"] is False and unread["readings"] == 0
+    assert "engine.replicaMetrics" in str(unread["unread_reason"])
+    assert not any(went) and blind.primaries[0].degraded is False
+    assert judged["read"] is True and isinstance(judged["value"], float)
+    assert judged["value"] < 0.08  # its own rule would fail it over too (0.45 here)
+    assert reading.primaries[0].degraded is True and answer == "<fallback>"
