@@ -30,6 +30,7 @@ from copilot_lsp.completion.budget import TokenCounter
 from copilot_lsp.completion.templates import PromptTemplate, Snippet, comment_leader
 from copilot_lsp.completion.window import CursorContext
 from copilot_lsp.context import snippets
+from copilot_lsp.context.outline import Outline
 from copilot_lsp.context.recent import similarity
 from copilot_lsp.positions import line_content
 
@@ -67,8 +68,9 @@ class PromptRequest:
     starts: list[int]
     language_id: str
     path: str
-    tree: tree_sitter.Tree | None = None
-    """The document's tree, when it matches `text`; None falls back to the plain window."""
+    tree: tree_sitter.Tree | Outline | None = None
+    """The document's tree (or its outline: context/outline.py), when it matches `text`; None
+    falls back to the plain window."""
     own_definitions: Callable[[], snippets.Definitions] | None = None
     others: Sequence[OtherDocument] = ()
     recent: Sequence[RecentChunk] = ()
