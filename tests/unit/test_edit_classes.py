@@ -198,7 +198,7 @@ def test_the_outline_after_edits_equals_a_fresh_parse(kind: str) -> None:
         assert errors, "some edits leave a syntax error: the whole-text parse is checked too"
 
 
-@pytest.mark.parametrize("kind", ["enter", "delete_line", "paste", "undo_range"])
+@pytest.mark.parametrize("kind", ["enter", "delete_line", "paste", "undo_range", "undo_full"])
 def test_edits_in_a_valid_file_reparse_the_statements_around_them(kind: str) -> None:
     text = module(400)  # about 5,700 lines, 90 kB
     lines = text.split("\n")
