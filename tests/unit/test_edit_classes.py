@@ -11,15 +11,17 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from tree_sitter import Node
 
 from copilot_lsp.completion.assembly import Limits, build_prompt
 from copilot_lsp.completion.budget import TokenCounter
 from copilot_lsp.completion.templates import load_template
 from copilot_lsp.completion.workspace import Workspace
-from copilot_lsp.context import snippets
+from copilot_lsp.context import snippets, validate
 from copilot_lsp.context.definition_cache import DefinitionCache, definitions_incremental
 from copilot_lsp.context.documents import Document, DocumentStore, Edit
 from copilot_lsp.context.index import DefinitionIndex
+from copilot_lsp.context.languages import grammar
 from copilot_lsp.context.outline import Outline
 from copilot_lsp.context.syntax import SyntaxTree, encode
 from copilot_lsp.positions import Position, line_starts
@@ -323,3 +325,45 @@ def test_the_prompt_after_edits_equals_the_prompt_for_the_text_opened_fresh(kind
             assert build_prompt(edited.prompt, template, counter, limits).prompt == (
                 build_prompt(same_places, template, counter, limits).prompt
             )
+
+
+def test_trimming_a_completion_with_the_outline_keeps_the_verdict_of_whole_parses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A multi-line completion is cut to its longest prefix that leaves the fewest syntax
+    # errors. With the document's outline, a prefix that leaves none is known so from the
+    # statements it lands in: the result is the same, without a parse of the whole file.
+    text = module(120)
+    lines = text.split("\n")
+    syntax = SyntaxTree.for_language("python", text)
+    assert syntax is not None
+    outline = syntax.outline(text)
+    language = grammar("python")
+    assert language is not None
+    whole_parses = 0
+    count_errors = validate.error_count
+
+    def counting(node: Node) -> int:
+        nonlocal whole_parses
+        whole_parses += 1
+        return count_errors(node)
+
+    monkeypatch.setattr(validate, "error_count", counting)
+    rng = random.Random(7)
+    clean = 0
+    for _ in range(30):
+        line = rng.randrange(5, len(lines) - 5)
+        at = sum(len(x) + 1 for x in lines[:line])
+        first = rng.randrange(0, len(lines) - 10)
+        completion = "\n".join(lines[first : first + rng.randrange(1, 6)]) + "\n"
+        whole_parses = 0
+        judged = validate.trim_to_valid_syntax(
+            language, text[:at], completion, text[at:], deadline_ms=1e6, syntax=outline
+        )
+        with_outline, whole_parses = whole_parses, 0
+        alone = validate.trim_to_valid_syntax(
+            language, text[:at], completion, text[at:], deadline_ms=1e6
+        )
+        assert judged == alone
+        clean += with_outline < whole_parses
+    assert clean >= 5, "some completions were judged from their statements alone"
