@@ -25,7 +25,6 @@ caller parses the whole text, as before: where errors recover depends on what fo
 from __future__ import annotations
 
 import bisect
-import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -48,6 +47,12 @@ class Block:
     nodes: tuple[tree_sitter.Node, ...]
     byte: int = 0
     row: int = 0
+    kinds: tuple[str, ...] = ()
+    """The nodes' types (read once: each `Node.type` makes a new string)."""
+
+    def __post_init__(self) -> None:
+        if len(self.kinds) != len(self.nodes):
+            object.__setattr__(self, "kinds", tuple(node.type for node in self.nodes))
 
     @property
     def start(self) -> int:
@@ -60,7 +65,13 @@ class Block:
     def moved(self, delta: int, rows: int) -> Block:
         if not delta and not rows:
             return self
-        return dataclasses.replace(self, byte=self.byte + delta, row=self.row + rows)
+        return Block(self.source, self.nodes, self.byte + delta, self.row + rows, self.kinds)
+
+    def part(self, start: int, stop: int | None = None) -> Block:
+        """The block of `nodes[start:stop]`."""
+        return Block(
+            self.source, self.nodes[start:stop], self.byte, self.row, self.kinds[start:stop]
+        )
 
     def first_ending_at_or_after(self, byte: int) -> int:
         return bisect.bisect_left(self.nodes, byte - self.byte, key=_end)
@@ -210,12 +221,12 @@ class Forest:
             first = item.first_ending_at_or_after(start)
             last = item.first_starting_after(old_end)
             if first > 0:
-                before.append(dataclasses.replace(item, nodes=item.nodes[:first]))
+                before.append(item.part(0, first))
             if first < last:
                 low = min(low, item.nodes[first].start_byte + item.byte)
                 high = max(high, item.nodes[last - 1].end_byte + item.byte)
             if last < len(item.nodes):
-                after.append(dataclasses.replace(item, nodes=item.nodes[last:]).moved(delta, rows))
+                after.append(item.part(last).moved(delta, rows))
         self._items = [*before, _Hole(low, high + delta), *after]
         self._length += delta
 
@@ -304,7 +315,7 @@ class Forest:
         if len(previous.nodes) == 1:
             del self._items[index - 1]
             return index - 1, low
-        self._items[index - 1] = dataclasses.replace(previous, nodes=previous.nodes[:-1])
+        self._items[index - 1] = previous.part(0, -1)
         return index, low
 
     def _take_first(self, index: int) -> None:
@@ -314,7 +325,7 @@ class Forest:
         if len(following.nodes) == 1:
             del self._items[index + 1]
         else:
-            self._items[index + 1] = dataclasses.replace(following, nodes=following.nodes[1:])
+            self._items[index + 1] = following.part(1)
 
 
 def parses_cleanly(

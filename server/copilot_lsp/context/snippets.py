@@ -62,12 +62,14 @@ def header_of(node: tree_sitter.Node, source: bytes | None = None, max_lines: in
 def imports(syntax: tree_sitter.Tree | Outline, language_id: str, deadline: float) -> list[str]:
     """The import statements at the top level of the file, in order."""
     wanted = IMPORTS.get(FAMILY.get(language_id, ""), frozenset())
-    found = []
-    for node, block in outline_of(syntax):
-        if time.perf_counter() > deadline:
-            break
-        if node.type in wanted:
-            found.append(block.source[node.start_byte : node.end_byte].decode("utf-8", "replace"))
+    found: list[str] = []
+    for block in outline_of(syntax).blocks:
+        for kind, node in zip(block.kinds, block.nodes, strict=True):
+            if time.perf_counter() > deadline:
+                return found
+            if kind in wanted:
+                text = block.source[node.start_byte : node.end_byte]
+                found.append(text.decode("utf-8", "replace"))
     return found
 
 
