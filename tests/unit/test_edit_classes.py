@@ -1,7 +1,7 @@
 """Every class of edit an editor sends (typing, Enter, deleting a line, pasting a block, undoing
 a large change as a range or as the whole text) leaves a document's syntax, its definitions
 and the prompt built from it equal to those of the same text opened fresh, and re-parses the
-statements around the edit only, not the file (context/outline.py)."""
+statements around the edit only, not the file (context/forest.py)."""
 
 from __future__ import annotations
 
@@ -264,6 +264,32 @@ def test_a_syntax_error_falls_back_to_the_whole_parse_and_back() -> None:
     fresh = SyntaxTree.for_language("python", document.text)
     assert fresh is not None
     assert tops(healed) == tops(snippets.outline_of(fresh.tree(document.text)))
+
+
+def test_a_statement_edited_again_is_parsed_from_its_own_last_parse() -> None:
+    # After its first edit a statement is a block of its own parse, which later edits in it
+    # re-parse incrementally; an edit of the blank lines around it (same length or not)
+    # makes that parse stale, and must not be reused for the statement's text.
+    text = module(120)
+    store = DocumentStore()
+    document = store.open("file:///m.py", "python", 1, text)
+    syntax = document.syntax
+    assert syntax is not None
+    line = text.split("\n").index("def build_6(items: list[str]) -> list[str]:")
+    edits = [
+        Edit("x = 1\n", Position(line + 1, 4), Position(line + 1, 4)),  # its own block now
+        Edit(" ", Position(line - 1, 0), Position(line - 1, 0)),  # the blank line above it
+        Edit("\t", Position(line - 1, 0), Position(line - 1, 1)),  # same length, other text
+        Edit("y = 2\n", Position(line + 1, 4), Position(line + 1, 4)),
+        Edit("", Position(line + 1, 4), Position(line + 1, 6)),
+        Edit("z", Position(line + 2, 4), Position(line + 2, 4)),
+    ]
+    for version, edit in enumerate(edits, start=2):
+        store.change(document.uri, version, [edit], "utf-16")
+        outline = syntax.outline(document.text)
+        fresh = SyntaxTree.for_language("python", document.text)
+        assert fresh is not None
+        assert tops(outline) == tops(snippets.outline_of(fresh.tree(document.text))), edit
 
 
 def test_text_before_the_first_statement_does_not_shift_definitions_or_headers() -> None:

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 
 import tree_sitter
 
+from copilot_lsp.context.forest import Forest
 from copilot_lsp.context.languages import FAMILY, grammar
-from copilot_lsp.context.outline import Forest, Outline, whole
+from copilot_lsp.context.outline import Outline, whole
 
 SPLIT_FAMILIES = frozenset({"python"})
-"""Grammars whose top-level statements parse alike alone and in the file (outline.py)."""
+"""Grammars whose top-level statements parse alike alone and in the file (forest.py)."""
 SPLIT_MIN_BYTES = 16_384
 """Smaller texts are parsed whole: tree-sitter's own reuse is quick enough on them."""
 
@@ -118,7 +119,7 @@ class SyntaxTree:
         self.changes = EditLog()
         """Every text edit, and every range whose structure a re-parse changed."""
         self._split = split
-        """Whether the language's top-level statements may be parsed apart (outline.py)."""
+        """Whether the language's top-level statements may be parsed apart (forest.py)."""
         self._forest: Forest | None = None
         self._outline: Outline | None = None
         self._adopt(self._tree, source)
@@ -166,8 +167,8 @@ class SyntaxTree:
         self._dirty = True
         self._outline = None
         if self._forest is not None:
-            rows = new_end_point[0] - old_end_point[0]
-            self._forest.edit(start_byte, old_end_byte, new_end_byte, rows)
+            points = (start_point, old_end_point, new_end_point)
+            self._forest.edit(start_byte, old_end_byte, new_end_byte, points)
 
     def replace_all(self, text: str) -> None:
         source = encode(text)
@@ -184,7 +185,7 @@ class SyntaxTree:
     def outline(self, text: str) -> Outline:
         """The top-level nodes of `text` (the document's current text), re-parsed if edits
         came in: the edited statements only when the language and the text allow it (see
-        outline.py), else the whole text."""
+        forest.py), else the whole text."""
         if self._outline is not None:
             return self._outline
         source = encode(text)

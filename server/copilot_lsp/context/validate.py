@@ -4,7 +4,7 @@ The model's last lines are the least reliable; when the file parses with fewer e
 without them, they go. Candidates are the completion's line prefixes, longest first; the
 longest with the fewest errors wins. Bounded by a deadline, since each candidate is a
 parse of the whole file, but for one that leaves a Python file without errors when the
-document's outline is at hand: the statements it lands in are parsed alone (outline.py).
+document's outline is at hand: the statements it lands in are parsed alone (forest.py).
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import time
 
 import tree_sitter
 
-from copilot_lsp.context.outline import Outline, parses_cleanly
+from copilot_lsp.context.forest import parses_cleanly
+from copilot_lsp.context.outline import Outline
 from copilot_lsp.context.syntax import encode, error_count
 
 
