@@ -18,6 +18,7 @@ from copilot_lsp.completion.budget import TokenCounter
 from copilot_lsp.completion.templates import load_template
 from copilot_lsp.completion.workspace import Workspace
 from copilot_lsp.context import snippets, validate
+from copilot_lsp.context import syntax as syntax_module
 from copilot_lsp.context.definition_cache import DefinitionCache, definitions_incremental
 from copilot_lsp.context.documents import Document, DocumentStore, Edit
 from copilot_lsp.context.index import DefinitionIndex
@@ -134,14 +135,13 @@ def steps(kind: str, lines: list[str], rng: random.Random) -> Iterator[Step]:
     elif kind == "undo_range":
         size = rng.randrange(20, 120)
         block = "\n".join(lines[line : line + size]) + "\n"
-        cut = Step(Edit("", Position(line, 0), Position(line + size, 0)), Position(line, 0))
-        yield cut
+        yield Step(Edit("", Position(line, 0), Position(line + size, 0)), Position(line, 0))
         yield Step(Edit(block, Position(line, 0), Position(line, 0)), Position(line + size, 0))
     elif kind == "undo_full":
         size = rng.randrange(20, 120)
         before = "\n".join(lines)
-        cut = "\n".join(lines[:line] + lines[line + size :])
-        yield Step(Edit(cut), Position(line, 0))
+        shorter = "\n".join(lines[:line] + lines[line + size :])
+        yield Step(Edit(shorter), Position(line, 0))
         yield Step(Edit(before), Position(line + size, 0))
 
 
@@ -367,7 +367,7 @@ def test_trimming_a_completion_with_the_outline_keeps_the_verdict_of_whole_parse
     language = grammar("python")
     assert language is not None
     whole_parses = 0
-    count_errors = validate.error_count
+    count_errors = syntax_module.error_count
 
     def counting(node: Node) -> int:
         nonlocal whole_parses
