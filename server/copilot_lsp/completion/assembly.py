@@ -19,7 +19,7 @@ import bisect
 import logging
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -30,7 +30,9 @@ from copilot_lsp.completion.budget import TokenCounter
 from copilot_lsp.completion.templates import PromptTemplate, Snippet, comment_leader
 from copilot_lsp.completion.window import CursorContext
 from copilot_lsp.context import snippets
-from copilot_lsp.context.recent import similarity
+from copilot_lsp.context.definition_cache import FileDefinitions
+from copilot_lsp.context.outline import Outline
+from copilot_lsp.context.recent import similarity, words
 from copilot_lsp.positions import line_content
 
 logger = logging.getLogger(__name__)
@@ -67,8 +69,9 @@ class PromptRequest:
     starts: list[int]
     language_id: str
     path: str
-    tree: tree_sitter.Tree | None = None
-    """The document's tree, when it matches `text`; None falls back to the plain window."""
+    tree: tree_sitter.Tree | Outline | None = None
+    """The document's tree (or its outline: context/outline.py), when it matches `text`; None
+    falls back to the plain window."""
     own_definitions: Callable[[], snippets.Definitions] | None = None
     others: Sequence[OtherDocument] = ()
     recent: Sequence[RecentChunk] = ()
@@ -255,15 +258,8 @@ def _definitions(
     names = snippets.names_near(above[-1500:])
     indexes: list[tuple[str, snippets.Definitions]] = []
     if request.own_definitions is not None and time.perf_counter() < deadline:
-        # Only the names looked up are filtered (a 5,000-line file defines hundreds): the
-        # definitions inside the window are in the prompt already.
-        every = request.own_definitions()
-        own = {
-            name: [d for d in every[name] if not first <= d.start_line <= last]
-            for name in names
-            if name in every
-        }
-        indexes.append((request.path, own))
+        # The definitions inside the window are in the prompt already.
+        indexes.append((request.path, _OutsideWindow(request.own_definitions(), first, last)))
     for other in request.others:
         if time.perf_counter() > deadline:
             break
@@ -278,6 +274,32 @@ def _definitions(
         chosen.append(Snippet(path=path, text=definition.header, kind="definition"))
         used += cost
     return chosen, used
+
+
+class _OutsideWindow(Mapping[str, list[snippets.Definition]]):
+    """A document's definitions of each name that do not start on lines `first`..`last`, as
+    far as `snippets.lookup` reads them: the first one, found when a name is looked up (a
+    5,000-line file defines hundreds of names, some of them hundreds of times)."""
+
+    def __init__(self, every: snippets.Definitions, first: int, last: int) -> None:
+        self._every = every
+        self._first = first
+        self._last = last
+
+    def __getitem__(self, name: str) -> list[snippets.Definition]:
+        every, first, last = self._every, self._first, self._last
+        if isinstance(every, FileDefinitions):
+            found = every.first_outside(name, first, last)
+            if found is None and name not in every:
+                raise KeyError(name)
+            return [found] if found is not None else []
+        return [d for d in every[name] if not first <= d.start_line <= last]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._every)
+
+    def __len__(self) -> int:
+        return len(self._every)
 
 
 _T = TypeVar("_T")
@@ -321,14 +343,14 @@ def _recent(
 ) -> tuple[list[Snippet], int]:
     # The window without the cursor's line, which changes with every keystroke.
     above = context.prefix[: len(context.prefix) - len(context.line_before_cursor)]
-    window = above + context.suffix[len(context.line_after_cursor) :]
+    window = words(above + context.suffix[len(context.line_after_cursor) :])
     chosen: list[Snippet] = []
     for chunk in request.recent:
         if time.perf_counter() > deadline:
             break
         if chunk.same_document and first - 6 <= chunk.start_line <= last:
             continue  # already inside the window
-        if similarity(chunk.text, window) > SIMILARITY_LIMIT:
+        if similarity(words(chunk.text), window) > SIMILARITY_LIMIT:
             continue
         cost = counter.count(chunk.text) + 8
         if used + cost > budget:

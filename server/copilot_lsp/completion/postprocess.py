@@ -129,7 +129,9 @@ def fit_to_file(
     if filters and language is not None and mode is Mode.MULTI_LINE:
         # Judge the file as it will read after accepting, closers replaced included.
         end = offset + replaced_closers(context, completion)
-        completion = trim_to_valid_syntax(language, text[:offset], completion, text[end:])
+        completion = trim_to_valid_syntax(
+            language, text[:offset], completion, text[end:], syntax=request.tree
+        )
     line_start = text.rfind("\n", 0, offset) + 1
     cursor_line = text[line_start:offset]
     base_indent = cursor_line[: len(cursor_line) - len(cursor_line.lstrip(" \t"))]

@@ -16,6 +16,7 @@ import tree_sitter
 from copilot_lsp.completion.assembly import OtherDocument, PromptRequest, RecentChunk
 from copilot_lsp.completion.window import CursorContext, cursor_context
 from copilot_lsp.context import snippets
+from copilot_lsp.context.outline import Outline
 from copilot_lsp.positions import line_starts as compute_line_starts
 from copilot_lsp.settings import CompletionSettings
 
@@ -62,7 +63,7 @@ def inline_request(
     version: int | None = None,
     line_starts: list[int] | None = None,
     path: str | None = None,
-    tree: tree_sitter.Tree | None = None,
+    tree: tree_sitter.Tree | Outline | None = None,
     own_definitions: DefinitionSource | None = None,
     others: Sequence[OtherDocument] = (),
     recent: Sequence[RecentChunk] = (),
@@ -70,7 +71,7 @@ def inline_request(
     """The request for the cursor at `offset` (code points) in `text`.
 
     `line_starts` are the document's cached line offsets, if the caller has them. `tree` (the
-    document's parse tree for `text`), `own_definitions` and `others` (open documents'
+    document's parse tree or outline for `text`), `own_definitions` and `others` (open documents'
     definitions) feed the prompt's snippets; without them the prompt is the plain line window.
     """
     starts = line_starts if line_starts is not None else compute_line_starts(text)

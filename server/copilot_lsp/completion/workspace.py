@@ -81,7 +81,7 @@ class Workspace:
             version=document.version,
             line_starts=document.starts,
             path=self.display_path(document.uri),
-            tree=document.syntax.tree(document.text) if document.syntax else None,
+            tree=document.syntax.outline(document.text) if document.syntax else None,
             own_definitions=self.definitions.lazy(document) if document.syntax else None,
             others=self._others(document),
             recent=self._recent(document),

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 import tree_sitter
 
 from copilot_lsp.context.languages import FAMILY
+from copilot_lsp.context.outline import Block, Outline, Top
 from copilot_lsp.context.queries import DEFINITIONS
-from copilot_lsp.context.snippets import Definition, definition_query, describe
+from copilot_lsp.context.snippets import Definition, definition_query, describe, outline_of
 from copilot_lsp.context.syntax import EditLog
 
 CHUNK_BYTES = 4096
@@ -92,14 +93,28 @@ class FileDefinitions(Mapping[str, list[Definition]]):
         return self._cache.by_name
 
     def __getitem__(self, name: str) -> list[Definition]:
-        pairs = self._by_name()[name]
+        pairs = self._sorted(self._by_name()[name], name)
+        return [
+            Definition(name, top.found[at].header, top.row + top.found[at].row) for top, at in pairs
+        ]
+
+    def first_outside(self, name: str, first: int, last: int) -> Definition | None:
+        """`self[name]`'s first definition not starting on lines `first`..`last` (None: no
+        such one), without building the others (a name like `run` may have hundreds)."""
+        pairs = self._by_name().get(name)
+        for top, at in self._sorted(pairs, name) if pairs else ():
+            found = top.found[at]
+            line = top.row + found.row
+            if not first <= line <= last:
+                return Definition(name, found.header, line)
+        return None
+
+    def _sorted(self, pairs: list[tuple[_Top, int]], name: str) -> list[tuple[_Top, int]]:
         if name in self._cache.unsorted:
             # In place: edits move subtrees but never reorder them, so it stays sorted.
             pairs.sort(key=lambda pair: (pair[0].start, pair[1]))
             self._cache.unsorted.discard(name)
-        return [
-            Definition(name, top.found[at].header, top.row + top.found[at].row) for top, at in pairs
-        ]
+        return pairs
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._by_name())
@@ -125,14 +140,11 @@ class _Restructured(Exception):
 class _Search:
     """One call's search of subtrees, through the content-keyed chunks."""
 
-    def __init__(
-        self, tree: tree_sitter.Tree, language_id: str, deadline: float, cache: DefinitionCache
-    ) -> None:
+    def __init__(self, language_id: str, deadline: float, cache: DefinitionCache) -> None:
         query = definition_query(language_id)
         assert query is not None
         self.query = query
         self.kinds = DEFINITIONS.get(FAMILY.get(language_id, ""), {})
-        self.source = tree.root_node.text or b""
         self.deadline = deadline
         self.cache = cache
         self.fresh: dict[_Key, _Chunk] = {}
@@ -143,12 +155,16 @@ class _Search:
             if part not in self.fresh:
                 self.keep(part, self.cache.chunks[part])
 
-    def _named(self, definition: tree_sitter.Node, name: tree_sitter.Node, row: int) -> _Found:
-        return _Found(*describe(definition, name, self.source), definition.start_point[0] - row)
+    @staticmethod
+    def _named(
+        definition: tree_sitter.Node, name: tree_sitter.Node, row: int, source: bytes
+    ) -> _Found:
+        return _Found(*describe(definition, name, source), definition.start_point[0] - row)
 
-    def collect(self, node: tree_sitter.Node) -> tuple[_Key, _Chunk]:
+    def collect(self, node: tree_sitter.Node, source: bytes) -> tuple[_Key, _Chunk]:
+        """What `node` defines (`source`: the bytes its positions index into)."""
         size = node.end_byte - node.start_byte
-        key = (node.type, size, hash(self.source[node.start_byte : node.end_byte]))
+        key = (node.type, size, hash(source[node.start_byte : node.end_byte]))
         chunk = self.cache.chunks.get(key) or self.fresh.get(key)
         if chunk is not None:
             self.keep(key, chunk)
@@ -160,35 +176,43 @@ class _Search:
         parts: list[_Key] = []
         if size <= CHUNK_BYTES or node.child_count == 0:
             for _, captures in tree_sitter.QueryCursor(self.query).matches(node):
-                found.append(self._named(captures["definition"][0], captures["name"][0], first_row))
+                definition, named = captures["definition"][0], captures["name"][0]
+                found.append(self._named(definition, named, first_row, source))
         else:
             field = self.kinds.get(node.type)
             name = node.child_by_field_name(field) if field is not None else None
             if name is not None:
-                found.append(self._named(node, name, first_row))
+                found.append(self._named(node, name, first_row, source))
             for child in node.children:
-                part, inner = self.collect(child)
+                part, inner = self.collect(child, source)
                 parts.append(part)
                 shift = child.start_point[0] - first_row
                 found.extend(_Found(f.name, f.header, f.row + shift) for f in inner.found)
         self.fresh[key] = chunk = _Chunk(found, tuple(parts))
         return key, chunk
 
-    def top(self, node: tree_sitter.Node) -> _Top:
-        key, chunk = self.collect(node)
-        return _Top(key, node.start_byte, node.end_byte, node.start_point[0], chunk.found)
+    def top(self, node: tree_sitter.Node, block: Block) -> _Top:
+        key, chunk = self.collect(node, block.source)
+        return _Top(
+            key,
+            node.start_byte + block.byte,
+            node.end_byte + block.byte,
+            node.start_point[0] + block.row,
+            chunk.found,
+        )
 
 
 def definitions_incremental(
-    tree: tree_sitter.Tree,
+    syntax: tree_sitter.Tree | Outline,
     language_id: str,
     deadline: float,
     cache: DefinitionCache,
     changes: EditLog | None = None,
 ) -> Mapping[str, list[Definition]]:
-    """Every named definition in `tree`, by name, reusing what `cache` holds.
+    """Every named definition in `syntax` (a document's tree or outline), by name, reusing
+    what `cache` holds.
 
-    With `changes` (the log of the document `tree` is the parse of), only the top-level
+    With `changes` (the log of the document `syntax` is the parse of), only the top-level
     subtrees around the edits since the last call are visited. A pass cut short by the
     deadline returns nothing but keeps the subtrees it searched, so that the next call goes
     on from there: under load, each call finishes a part of the work instead of redoing the
@@ -196,18 +220,21 @@ def definitions_incremental(
     """
     if definition_query(language_id) is None or time.perf_counter() > deadline:
         return EMPTY
-    search = _Search(tree, language_id, deadline, cache)
-    root = tree.root_node
+    search = _Search(language_id, deadline, cache)
+    outline = outline_of(syntax)
+    root = outline.root
     try:
-        if root.end_byte - root.start_byte <= CHUNK_BYTES or search.kinds.get(root.type):
-            _whole(search, root)
+        if root is not None and (
+            root.end_byte - root.start_byte <= CHUNK_BYTES or search.kinds.get(root.type)
+        ):
+            _whole(search, root, outline.source)
         elif (
             changes is None
             or cache.generation is None
             or cache.updates >= FULL_PASS_EVERY
-            or not _update(search, root, changes)
+            or not _update(search, outline, changes)
         ):
-            _complete(search, root)
+            _complete(search, outline)
     except _DeadlinePassed:
         # Keys are content: anything found stays true for the next call.
         cache.chunks.update(search.fresh)
@@ -224,14 +251,13 @@ def _index(cache: DefinitionCache, tops: list[_Top]) -> None:
             cache.unsorted.add(found.name)
 
 
-def _whole(search: _Search, root: tree_sitter.Node) -> None:
+def _whole(search: _Search, root: tree_sitter.Node, source: bytes) -> None:
     """A small document (or one whose root is a definition): one subtree."""
-    top = search.top(root)
-    _replace(search, [top])
+    _replace(search, [search.top(root, Block(source, ()))])
 
 
-def _complete(search: _Search, root: tree_sitter.Node) -> None:
-    _replace(search, [search.top(child) for child in root.children])
+def _complete(search: _Search, outline: Outline) -> None:
+    _replace(search, [search.top(node, block) for node, block in outline])
 
 
 def _replace(search: _Search, tops: list[_Top]) -> None:
@@ -244,7 +270,7 @@ def _replace(search: _Search, tops: list[_Top]) -> None:
     _index(cache, tops)
 
 
-def _update(search: _Search, root: tree_sitter.Node, changes: EditLog) -> bool:
+def _update(search: _Search, outline: Outline, changes: EditLog) -> bool:
     """Bring the cache up to date around the span changed since its generation; False
     when that is not possible (the log moved on, or the tree changed shape elsewhere)."""
     cache = search.cache
@@ -261,7 +287,7 @@ def _update(search: _Search, root: tree_sitter.Node, changes: EditLog) -> bool:
     after = bisect.bisect_right(tops, span.end - span.delta, key=lambda top: top.start)
     after = max(after, first)
     try:
-        middle, rows = _middle(search, root, tops, first, after, span.delta)
+        middle, rows = _middle(search, outline, tops, first, after, span.delta)
     except _Restructured:
         return False
     for top in tops[first:after]:
@@ -281,18 +307,20 @@ def _update(search: _Search, root: tree_sitter.Node, changes: EditLog) -> bool:
     return True
 
 
-def _same(node: tree_sitter.Node | None, top: _Top, delta: int = 0) -> bool:
+def _same(found: Top | None, top: _Top, delta: int = 0) -> bool:
+    if found is None:
+        return False
+    node, block = found
     return (
-        node is not None
-        and node.type == top.key[0]
-        and node.start_byte == top.start + delta
-        and node.end_byte == top.end + delta
+        node.type == top.key[0]
+        and node.start_byte + block.byte == top.start + delta
+        and node.end_byte + block.byte == top.end + delta
     )
 
 
 def _middle(
     search: _Search,
-    root: tree_sitter.Node,
+    outline: Outline,
     tops: list[_Top],
     first: int,
     after: int,
@@ -300,29 +328,33 @@ def _middle(
 ) -> tuple[list[_Top], int]:
     """The top-level subtrees between the kept ones, searched; and how many rows the ones
     after moved. Raises _Restructured unless the kept ones are where they should be."""
-    if first > 0 and not _same(root.child(first - 1), tops[first - 1]):
+    count = len(outline)
+    if first > 0 and (first > count or not _same(outline.at(first - 1), tops[first - 1])):
         raise _Restructured
     stop = tops[after].start + delta if after < len(tops) else None
     low = tops[first - 1].end if first > 0 else 0
     middle: list[_Top] = []
-    # A cursor, not `next_sibling`, which skips some ERROR nodes among the root's children.
-    cursor = root.walk()
-    index = cursor.goto_first_child_for_byte(low)
-    node: tree_sitter.Node | None = None
+    index = outline.first_ending_after(low)
+    found: Top | None = None
     if index is not None:
         if index != first:
             raise _Restructured
-        node = cursor.node
-        while node is not None and (stop is None or node.start_byte < stop):
-            if node.start_byte < low or (stop is not None and node.end_byte > stop):
+        while index < count:
+            node, block = found = outline.at(index)
+            start = node.start_byte + block.byte
+            if stop is not None and start >= stop:
+                break
+            if start < low or (stop is not None and node.end_byte + block.byte > stop):
                 raise _Restructured
-            middle.append(search.top(node))
-            node = cursor.node if cursor.goto_next_sibling() else None
-    if root.child_count != first + len(middle) + len(tops) - after:
+            middle.append(search.top(node, block))
+            index += 1
+        else:
+            found = None
+    if count != first + len(middle) + len(tops) - after:
         raise _Restructured
     if stop is None:
         return middle, 0
-    if not _same(node, tops[after], delta):
+    if found is None or not _same(found, tops[after], delta):
         raise _Restructured
-    assert node is not None
-    return middle, node.start_point[0] - tops[after].row
+    node, block = found
+    return middle, node.start_point[0] + block.row - tops[after].row

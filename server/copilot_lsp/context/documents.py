@@ -47,10 +47,32 @@ class Document:
     def line_count(self) -> int:
         return len(self.starts)
 
-    def set_text(self, text: str, starts: list[int] | None) -> None:
+    def set_text(self, text: str, starts: list[int] | None = None) -> None:
         """Take `text`, whose line starts are `starts` when the caller kept them up."""
         self.text = text
         self._starts = starts
+
+
+def differing_range(old: str, new: str) -> tuple[int, int, str]:
+    """(start, end, replacement): `old[start:end]` replaced by `replacement` gives `new`,
+    with the longest common head and tail kept out of the range."""
+    limit = min(len(old), len(new))
+    # A block at a time (memcmp), then a character at a time inside the block that differs.
+    head = 0
+    while head + _BLOCK <= limit and old[head : head + _BLOCK] == new[head : head + _BLOCK]:
+        head += _BLOCK
+    while head < limit and old[head] == new[head]:
+        head += 1
+    room = limit - head  # the tail must not overlap the head
+    old_end, new_end = len(old), len(new)
+    while room >= _BLOCK and old[old_end - _BLOCK : old_end] == new[new_end - _BLOCK : new_end]:
+        old_end, new_end, room = old_end - _BLOCK, new_end - _BLOCK, room - _BLOCK
+    while room > 0 and old[old_end - 1] == new[new_end - 1]:
+        old_end, new_end, room = old_end - 1, new_end - 1, room - 1
+    return head, old_end, new[head:new_end]
+
+
+_BLOCK = 512
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,36 +128,33 @@ class DocumentStore:
             edits = edits[full[-1] :]
             document.in_sync = True  # the full text is the client's again
         text = document.text
-        # (text before, start, end, new text) per edit, or None for a full replacement;
-        # the tree hears of them only once every edit has proven valid.
-        applied: list[tuple[str, int, int, str] | None] = []
+        # (text before, its line starts, start, end, new text) per edit; the tree hears of
+        # them only once every edit has proven valid.
+        applied: list[tuple[str, list[int], int, int, str]] = []
         # Line starts follow the edits, recomputed around each edit only (a keystroke in a
-        # large file must not rescan it); None after a whole-text replacement (lazily).
-        starts: list[int] | None = document.starts
+        # large file must not rescan it).
+        starts = document.starts
         for edit in edits:
             if edit.start is None or edit.end is None:
-                text = edit.new_text
-                starts = None
-                applied.append(None)
-                continue
-            if starts is None:
-                starts = line_starts(text)
-            start = offset_at(text, edit.start, encoding, starts)
-            end = offset_at(text, edit.end, encoding, starts)
-            if end < start:
-                document.in_sync = False
-                raise DocumentError(
-                    f"edit range ends before it starts ({edit.start} > {edit.end}) in {uri}"
-                )
-            applied.append((text, start, end, edit.new_text))
-            text = text[:start] + edit.new_text + text[end:]
-            starts = edited_line_starts(starts, text, start, end, len(edit.new_text))
+                # The whole text replaced (an editor's undo or format may send it so): applied
+                # as the range that differs, so that what is kept per line and per subtree
+                # carries over as after any other edit.
+                start, end, new_text = differing_range(text, edit.new_text)
+            else:
+                start = offset_at(text, edit.start, encoding, starts)
+                end = offset_at(text, edit.end, encoding, starts)
+                new_text = edit.new_text
+                if end < start:
+                    document.in_sync = False
+                    raise DocumentError(
+                        f"edit range ends before it starts ({edit.start} > {edit.end}) in {uri}"
+                    )
+            applied.append((text, starts, start, end, new_text))
+            text = text[:start] + new_text + text[end:]
+            starts = edited_line_starts(starts, text, start, end, len(new_text))
         if document.syntax is not None:
-            for change in applied:
-                if change is None:
-                    document.syntax.replace_all(text)
-                else:
-                    document.syntax.edit(*change)
+            for before, before_starts, start, end, new_text in applied:
+                document.syntax.edit(before, start, end, new_text, before_starts)
         document.set_text(text, starts)
         document.version = version
         return document

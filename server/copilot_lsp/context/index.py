@@ -29,9 +29,9 @@ class DefinitionIndex:
                 return {}
             deadline = time.perf_counter() + self._deadline_ms / 1000.0
             chunks = self._chunks.setdefault(document.uri, DefinitionCache())
-            tree = document.syntax.tree(document.text)
+            outline = document.syntax.outline(document.text)
             found = definitions_incremental(
-                tree, document.language_id, deadline, chunks, document.syntax.changes
+                outline, document.language_id, deadline, chunks, document.syntax.changes
             )
             self._cache[document.uri] = (version, found)
             return found

@@ -41,9 +41,16 @@ class RecentPlaces:
         return list(self._places)
 
 
-def similarity(a: str, b: str) -> float:
-    """Jaccard similarity of the two texts' word sets."""
-    left, right = set(_WORD.findall(a)), set(_WORD.findall(b))
+def words(text: str) -> frozenset[str]:
+    """The set of words `similarity` compares."""
+    return frozenset(_WORD.findall(text))
+
+
+def similarity(a: str | frozenset[str], b: str | frozenset[str]) -> float:
+    """Jaccard similarity of the two texts' word sets (or of the sets, from `words`: a text
+    compared many times is split once)."""
+    left = words(a) if isinstance(a, str) else a
+    right = words(b) if isinstance(b, str) else b
     if not left or not right:
         return 0.0
     return len(left & right) / len(left | right)

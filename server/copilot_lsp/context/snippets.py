@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import tree_sitter
 
 from copilot_lsp.context.languages import FAMILY
+from copilot_lsp.context.outline import Outline, tree_source, whole
 from copilot_lsp.context.queries import BODY_FIELDS, DEFINITIONS, IMPORTS, KEYWORDS
 
 logger = logging.getLogger(__name__)
@@ -34,10 +35,6 @@ class Definition:
 
 Definitions = Mapping[str, list[Definition]]
 """A document's definitions by name, each name's in file order."""
-
-
-def _text(node: tree_sitter.Node) -> str:
-    return (node.text or b"").decode("utf-8", "replace")
 
 
 def header_of(node: tree_sitter.Node, source: bytes | None = None, max_lines: int = 6) -> str:
@@ -62,34 +59,44 @@ def header_of(node: tree_sitter.Node, source: bytes | None = None, max_lines: in
     return "\n".join(line.rstrip() for line in lines)
 
 
-def imports(tree: tree_sitter.Tree, language_id: str, deadline: float) -> list[str]:
+def imports(syntax: tree_sitter.Tree | Outline, language_id: str, deadline: float) -> list[str]:
     """The import statements at the top level of the file, in order."""
     wanted = IMPORTS.get(FAMILY.get(language_id, ""), frozenset())
-    found = []
-    for child in tree.root_node.children:
-        if time.perf_counter() > deadline:
-            break
-        if child.type in wanted:
-            found.append(_text(child))
+    found: list[str] = []
+    for block in outline_of(syntax).blocks:
+        for kind, node in zip(block.kinds, block.nodes, strict=True):
+            if time.perf_counter() > deadline:
+                return found
+            if kind in wanted:
+                text = block.source[node.start_byte : node.end_byte]
+                found.append(text.decode("utf-8", "replace"))
     return found
 
 
 def enclosing_headers(
-    tree: tree_sitter.Tree, language_id: str, cursor_byte: int, deadline: float
+    syntax: tree_sitter.Tree | Outline, language_id: str, cursor_byte: int, deadline: float
 ) -> list[tuple[int, str]]:
     """(start line, header) of each definition around the cursor, outermost first."""
     kinds = DEFINITIONS.get(FAMILY.get(language_id, ""), {})
-    node = tree.root_node.descendant_for_byte_range(cursor_byte, cursor_byte)
+    found = outline_of(syntax).descendant_at(cursor_byte)
+    if found is None:
+        return []
+    node: tree_sitter.Node | None = found[0]
+    source, row = found[1].source, found[1].row
     headers: list[tuple[int, str]] = []
-    source = tree.root_node.text or b""
     while node is not None and time.perf_counter() <= deadline:
         if node.type in kinds:
             line_start = node.start_byte - node.start_point[1]
             indent = source[line_start : node.start_byte].decode("utf-8", "replace")
             indent = indent if not indent.strip() else ""
-            headers.append((node.start_point[0], indent + header_of(node, source)))
+            headers.append((node.start_point[0] + row, indent + header_of(node, source)))
         node = node.parent
     return list(reversed(headers))
+
+
+def outline_of(syntax: tree_sitter.Tree | Outline) -> Outline:
+    """`syntax` as an outline (a tree is one parse of a whole text)."""
+    return syntax if isinstance(syntax, Outline) else whole(syntax)
 
 
 def prepare(language_id: str) -> None:
@@ -126,7 +133,7 @@ def definitions(
     index: dict[str, list[Definition]] = {}
     if query is None or time.perf_counter() > deadline:
         return index
-    source = tree.root_node.text or b""
+    source = tree_source(tree)
     for _, captures in tree_sitter.QueryCursor(query).matches(tree.root_node):
         if time.perf_counter() > deadline:
             break

@@ -14,6 +14,7 @@ from copilot_lsp.completion.assembly import (
 from copilot_lsp.completion.budget import TokenCounter
 from copilot_lsp.completion.templates import load_template
 from copilot_lsp.context import snippets
+from copilot_lsp.context.definition_cache import DefinitionCache, definitions_incremental
 from copilot_lsp.context.syntax import SyntaxTree
 from copilot_lsp.positions import line_starts
 
@@ -219,3 +220,34 @@ def test_a_failing_snippet_source_costs_its_snippets_not_the_prompt(
     warned = [r for r in caplog.records if r.levelname == "WARNING"]
     assert len(warned) == 1 and "definitions" in warned[0].getMessage()
     assert "secret_code" not in caplog.text  # the exception's text may quote user code
+
+
+def test_own_definitions_from_the_incremental_index_match_those_from_a_plain_search() -> None:
+    # A name defined in every class (`total`, `__init__`) or a few times around the window:
+    # the first definition outside it is the one offered, whichever index the file has.
+    units = [
+        f"class Shape{i}:\n    def total(self):\n        return {i}\n\n\n"
+        f"def helper_{i % 3}(a):\n    return Shape{i}().total() + a\n\n\n"
+        for i in range(40)
+    ]
+    text = "".join(units) + "def main():\n    helper_1(total(helper_2(3)))\n    "
+    syntax = SyntaxTree.for_language("python", text)
+    assert syntax is not None
+    plain = snippets.definitions(syntax.tree(text), "python", 1e12)
+    incremental = definitions_incremental(syntax.outline(text), "python", 1e12, DefinitionCache())
+    offered = 0
+    for prefix_lines in (4, 12, 40, 400):
+        for cursor in (len(text), text.index("class Shape20"), text.index("helper_2(a)")):
+            built = [
+                build_prompt(
+                    request(text, cursor, own_definitions=lambda index=index: index),
+                    load_template("smollm2"),
+                    TokenCounter(),
+                    limits(prefix_lines=prefix_lines, suffix_lines=prefix_lines // 2),
+                )
+                for index in (plain, incremental)
+            ]
+            assert built[0].prompt == built[1].prompt
+            assert built[0].snippets == built[1].snippets
+            offered += len(built[0].snippets)
+    assert offered > 10

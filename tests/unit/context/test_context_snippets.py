@@ -12,6 +12,7 @@ from tree_sitter import Node
 
 from copilot_lsp.context import definition_cache, snippets
 from copilot_lsp.context.definition_cache import DefinitionCache, definitions_incremental
+from copilot_lsp.context.outline import Block
 from copilot_lsp.context.syntax import SyntaxTree
 
 FAR = time.perf_counter() + 3600
@@ -169,9 +170,9 @@ def test_a_keystroke_searches_the_subtree_it_is_in_only() -> None:
     searched: list[int] = []
     original = definition_cache._Search.top
 
-    def counting(self: definition_cache._Search, node: Node) -> definition_cache._Top:
-        searched.append(node.start_point[0])
-        return original(self, node)
+    def counting(self: definition_cache._Search, node: Node, block: Block) -> definition_cache._Top:
+        searched.append(node.start_point[0] + block.row)
+        return original(self, node, block)
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(definition_cache._Search, "top", counting)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from copilot_lsp.context.documents import DocumentStore, Edit
+from copilot_lsp.context.documents import DocumentStore, Edit, differing_range
 from copilot_lsp.errors import DocumentError
 from copilot_lsp.positions import Position, line_starts
 
@@ -198,3 +200,33 @@ def test_line_starts_follow_incremental_edits_without_a_rescan() -> None:
     store.change("file:///s.py", 9, full_then_edit, "utf-16")
     assert document.text == "z\nq"
     assert document.starts == [0, 2]
+
+
+def test_a_whole_text_replacement_is_applied_as_the_range_that_differs() -> None:
+    rng = random.Random(11)
+    alphabet = "ab\r\n😀"
+    for _ in range(400):
+        old = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 2000)))
+        start = rng.randrange(0, len(old) + 1)
+        end = rng.randrange(start, len(old) + 1)
+        middle = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 1200)))
+        new = old[:start] + middle + old[end:]
+        head, stop, replacement = differing_range(old, new)
+        assert old[:head] + replacement + old[stop:] == new
+        # The longest common head, then the longest common tail of what is left.
+        assert head == min(len(old), len(new)) or old[head] != new[head]
+        tail = len(old) - stop
+        assert tail == min(len(old), len(new)) - head or old[stop - 1] != new[len(new) - tail - 1]
+
+
+def test_after_a_whole_text_replacement_lines_and_tree_are_those_of_the_new_text() -> None:
+    store = DocumentStore()
+    text = "".join(f"def f{i}(a):\r\n    return a + {i}\r\n\r\n" for i in range(50))
+    document = store.open("file:///w.py", "python", 1, text)
+    replaced = text.replace("return a + 7", "x = (\r\n    1)\r\n    return x")
+    store.change("file:///w.py", 2, [Edit(replaced)], "utf-16")
+    assert document.text == replaced
+    assert document.starts == line_starts(replaced)
+    assert document.syntax is not None
+    fresh = document.syntax.parse_other(replaced)
+    assert str(document.syntax.tree(replaced).root_node) == str(fresh.root_node)
