@@ -102,6 +102,42 @@ class Limits:
 def build_prompt(
     request: PromptRequest, template: PromptTemplate, counter: TokenCounter, limits: Limits
 ) -> BuiltPrompt:
+    """The prompt for `request`: the window of lines, then snippets while the budget lasts."""
+    window = _window(request, template, counter, limits)
+    skeleton, chosen, used = _snippets(request, window, counter, limits)
+    prompt_prefix, held_back = split_trailing_whitespace(skeleton + window.context.prefix)
+    prompt = template.render(
+        prefix=prompt_prefix,
+        suffix=window.context.suffix if template.uses_suffix else "",
+        snippets=chosen,
+        path=request.path,
+        repo=limits.repo,
+        language_id=request.language_id,
+    )
+    return BuiltPrompt(
+        prompt=prompt,
+        context=window.context,
+        held_back=held_back,
+        tokens=used,
+        first_line=window.first,
+        snippets=chosen,
+        skeleton_lines=skeleton.count("\n"),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Window:
+    """The lines around the cursor the prompt shows, and the tokens they cost."""
+
+    context: CursorContext
+    first: int
+    last: int
+    used: int
+
+
+def _window(
+    request: PromptRequest, template: PromptTemplate, counter: TokenCounter, limits: Limits
+) -> _Window:
     text, offset, starts = request.text, request.offset, request.starts
     line = _line_of(starts, offset)
     line_start = starts[line]
@@ -146,47 +182,35 @@ def build_prompt(
         line_after_cursor=text[offset:line_end],
         next_lines=tuple(line_content(text, starts, i) for i in range(line + 1, next_last + 1)),
     )
+    return _Window(context, first, last, used)
 
-    # 3. Snippets, each source under the deadline, while the budget lasts.
-    skeleton = ""
-    chosen: list[Snippet] = []
-    if limits.snippets and request.tree is not None:
-        deadline = time.perf_counter() + limits.snippet_deadline_ms / 1000.0
-        skeleton, used = _guarded(
-            "enclosing headers",
-            lambda: _skeleton(request, first, used, budget, counter, deadline),
-            ("", used),
-        )
-        chosen, used = _guarded(
-            "definitions",
-            lambda: _definitions(request, context, first, last, used, budget, counter, deadline),
-            (list[Snippet](), used),
-        )
-        recent, used = _guarded(
-            "recent edits",
-            lambda: _recent(request, context, first, last, used, budget, counter, deadline),
-            (list[Snippet](), used),
-        )
-        chosen += recent
 
-    prompt_prefix, held_back = split_trailing_whitespace(skeleton + context.prefix)
-    prompt = template.render(
-        prefix=prompt_prefix,
-        suffix=context.suffix if template.uses_suffix else "",
-        snippets=chosen,
-        path=request.path,
-        repo=limits.repo,
-        language_id=request.language_id,
+def _snippets(
+    request: PromptRequest, window: _Window, counter: TokenCounter, limits: Limits
+) -> tuple[str, list[Snippet], int]:
+    """3. Snippets, each source under the deadline, while the budget lasts: the enclosing
+    headers (the skeleton), definitions, recent edits; and the tokens used with them."""
+    used, budget = window.used, limits.max_tokens
+    if not limits.snippets or request.tree is None:
+        return "", [], used
+    context, first, last = window.context, window.first, window.last
+    deadline = time.perf_counter() + limits.snippet_deadline_ms / 1000.0
+    skeleton, used = _guarded(
+        "enclosing headers",
+        lambda: _skeleton(request, first, used, budget, counter, deadline),
+        ("", used),
     )
-    return BuiltPrompt(
-        prompt=prompt,
-        context=context,
-        held_back=held_back,
-        tokens=used,
-        first_line=first,
-        snippets=chosen,
-        skeleton_lines=skeleton.count("\n"),
+    chosen, used = _guarded(
+        "definitions",
+        lambda: _definitions(request, context, first, last, used, budget, counter, deadline),
+        (list[Snippet](), used),
     )
+    recent, used = _guarded(
+        "recent edits",
+        lambda: _recent(request, context, first, last, used, budget, counter, deadline),
+        (list[Snippet](), used),
+    )
+    return skeleton, chosen + recent, used
 
 
 def _skeleton(
