@@ -61,8 +61,11 @@ def started_engine(
     )
     try:
         yield state
-    finally:
-        launcher.engine_down(state_dir=state_dir)
+    except BaseException:
+        # Interrupted (Ctrl-C, SIGTERM) or failed: stop it without the long grace.
+        launcher.engine_down(launcher.INTERRUPTED_GRACE_S, state_dir=state_dir)
+        raise
+    launcher.engine_down(state_dir=state_dir)
 
 
 def save_results(folder: Path, data: dict[str, Any]) -> Path:

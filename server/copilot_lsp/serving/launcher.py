@@ -35,6 +35,11 @@ from copilot_lsp.serving.profiles import Profile, check_port
 from copilot_lsp.serving.startup import Progress, StartupLog
 
 _TCMALLOC = Path("/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4")
+STOP_GRACE_S = 30.0
+"""How long `engine down` lets the engine stop on its own before killing it."""
+INTERRUPTED_GRACE_S = 5.0
+"""The same when the command that started the engine is interrupted: the user wants out."""
+KILL_WAIT_S = 5.0
 
 
 def model_path_for(profile: Profile, log: Callable[[str], None]) -> str:
@@ -161,8 +166,10 @@ def engine_up(
     except BaseException:
         # Ctrl-C or SIGTERM while it starts: the engine runs in its own session and would
         # outlive this process, holding the port and the memory.
-        _stop_group(process.pid)
-        clear_state(recorded)
+        try:
+            _stop_group(process.pid, INTERRUPTED_GRACE_S)
+        finally:
+            clear_state(recorded)
         raise
     if healthy:
         return state
@@ -205,16 +212,20 @@ def wait_until_healthy(
     return False
 
 
-def engine_down(timeout_s: float = 30.0, *, state_dir: Path | None = None) -> EngineState | None:
-    """Stop the engine recorded in `state_dir` (None: the user's); returns what was stopped
-    (None when nothing ran)."""
+def engine_down(
+    grace_s: float = STOP_GRACE_S, *, state_dir: Path | None = None
+) -> EngineState | None:
+    """Stop the engine recorded in `state_dir` (None: the user's), killing it after `grace_s`
+    (at once if this is interrupted); returns what was stopped (None when nothing ran)."""
     recorded = state_file(state_dir)
     state = read_state(recorded)
     if state is None:
         return None
-    if pid_alive(state.pid):
-        _stop_group(state.pid, timeout_s)
-    clear_state(recorded)
+    try:
+        if pid_alive(state.pid):
+            _stop_group(state.pid, grace_s)
+    finally:
+        clear_state(recorded)
     return state
 
 
@@ -262,19 +273,44 @@ def _root(url: str) -> str:
     return url.rstrip("/").removesuffix("/v1")
 
 
-def _stop_group(pid: int, timeout_s: float = 30.0) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(pid, sig)
-        except ProcessLookupError:
+def _stop_group(pid: int, grace_s: float = STOP_GRACE_S) -> None:
+    """Stop the engine's process group: SIGTERM, SIGKILL after `grace_s`. It cannot be cut
+    short: an interruption while it waits (a second Ctrl-C, a supervisor's SIGTERM after its
+    own grace) kills the group at once and is then raised, so the engine never outlives the
+    command that started it. vLLM may ignore SIGTERM for half a minute while it compiles."""
+    try:
+        if _signal_group(pid, signal.SIGTERM) and _gone_within(pid, grace_s):
             return
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if not pid_alive(pid):
-                return
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, os.WNOHANG)  # reap it when we are its parent
-            time.sleep(0.2)
+    except BaseException:
+        _kill_group(pid)
+        raise
+    _kill_group(pid)
+
+
+def _kill_group(pid: int) -> None:
+    if _signal_group(pid, signal.SIGKILL):
+        with contextlib.suppress(KeyboardInterrupt, SystemExit):  # it is dying: let it finish
+            _gone_within(pid, KILL_WAIT_S)
+
+
+def _signal_group(pid: int, sig: int) -> bool:
+    """Send `sig` to the group; False when there is no such group any more."""
+    try:
+        os.killpg(pid, sig)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _gone_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not pid_alive(pid):
+            return True
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)  # reap it when we are its parent
+        time.sleep(0.2)
+    return not pid_alive(pid)
 
 
 def _tail(path: Path, lines: int = 30) -> str:

@@ -38,6 +38,8 @@ http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Health).serve_forever()
 """
 CRASHING = "import sys; print('CUDA out of memory (scripted)'); sys.exit(3)"
 SILENT = "import time; time.sleep(600)"
+# As vLLM while it compiles: SIGTERM does nothing for longer than anyone waits.
+STUBBORN = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"
 
 
 def running(pid: int) -> bool:
@@ -53,7 +55,7 @@ def running(pid: int) -> bool:
 def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("COPILOT_LSP_STATE_DIR", str(tmp_path / "state"))
     yield tmp_path / "state"
-    launcher.engine_down(timeout_s=5)  # whatever a failed test left running
+    launcher.engine_down(5)  # whatever a failed test left running
 
 
 def stand_in(
@@ -204,6 +206,57 @@ def test_an_engine_interrupted_while_starting_is_stopped(
         launcher.engine_up(profile, port=free_port(), log=interrupt_when_waiting)
     assert len(started) == 1
     assert started[0].wait(timeout=30) is not None
+    assert read_state() is None
+
+
+def test_an_interrupted_start_kills_an_engine_that_ignores_sigterm(
+    state_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Interrupted while starting, `engine up` gives the engine a short grace, then kills it:
+    waiting the full grace of `engine down` is what made Ctrl-C look ignored."""
+    profile = stand_in(monkeypatch, tmp_path, STUBBORN)
+    started = record_processes(monkeypatch)
+
+    def interrupt_when_waiting(message: str) -> None:
+        if message.startswith("waiting for the engine"):
+            raise KeyboardInterrupt
+
+    began = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        launcher.engine_up(profile, port=free_port(), log=interrupt_when_waiting)
+    assert time.monotonic() - began < launcher.STOP_GRACE_S
+    assert not running(started[0].pid)  # killed: it ignored SIGTERM
+    assert read_state() is None
+
+
+def test_an_interrupt_while_stopping_kills_at_once_and_is_raised(
+    state_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second Ctrl-C (or a supervisor's SIGTERM) during `engine down`'s grace must not
+    leave the engine behind: it is killed, then the interruption goes on."""
+    profile = stand_in(
+        monkeypatch,
+        tmp_path,
+        HEALTHY.replace(
+            "import http.server",
+            "import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN)\nimport http.server",
+        ),
+    )
+    state = launcher.engine_up(profile, port=free_port())
+    sleep = time.sleep
+
+    def interrupted(seconds: float) -> None:
+        sleep(0.05)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(time, "sleep", interrupted)  # the launcher waits with time.sleep
+    with pytest.raises(KeyboardInterrupt):
+        launcher.engine_down()
+    monkeypatch.setattr(time, "sleep", sleep)
+    deadline = time.monotonic() + 10
+    while running(state.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not running(state.pid)
     assert read_state() is None
 
 
