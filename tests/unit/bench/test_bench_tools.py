@@ -145,38 +145,3 @@ def test_context_bench_reports_every_stage(tmp_path: Path) -> None:
         assert report[key]["p50"] <= report[key]["p99"]
     assert set(report["full_parse_ms"]) == {"a.py", "b.py"}
     assert "context build" in render_context(report)
-
-
-def _overhead_report(**extra: object) -> dict[str, object]:
-    row = {"n": 3, "p50": 1.0, "p90": 2.0, "p99": 3.0, "mean": 1.5}
-    return {
-        "count": 3,
-        "warmup": 1,
-        "file_lines": 5012,
-        "host": "h",
-        "servers": {"current": {"round_trip_ms": row, "stages": {}, **extra}},
-    }
-
-
-def test_overhead_report_says_how_far_the_engine_was_and_what_connections_cost() -> None:
-    from copilot_lsp.bench.overhead import report as overhead
-
-    report = _overhead_report(engine_connections=4, completions_on_new_connections=1)
-    report.update(engine_rtt_ms=20.0, gap_ms=100.0)
-    table, page = overhead.render(report), overhead.markdown(report)
-    assert "20.0 ms round trip away, rounds 100.0 ms apart" in table
-    assert "20.0 ms round trip away" in page
-    assert "1 / 4" in table and "| 1 / 4 |" in page
-    # A report written before connections were counted still renders.
-    old = _overhead_report()
-    assert "round trip away" not in overhead.render(old)
-    assert "| - |" in overhead.markdown(old)
-
-
-def test_overhead_report_shows_the_first_completions_stages() -> None:
-    from copilot_lsp.bench.overhead import report as overhead
-
-    first = {"round_trip_ms": 41.5, "ms": {"debounced": 0.3, "prompt_built": 12.25}}
-    report = _overhead_report(first_request=first)
-    for text in (overhead.render(report), overhead.markdown(report)):
-        assert "round trip 41.5 ms (debounced 0.3, prompt_built 12.2 ms)" in text
