@@ -83,6 +83,8 @@ class FakeEngine:
         """If set, called for each /metrics request instead (counters that move)."""
         self.scrapes = 0
         """/metrics requests answered."""
+        self.worker_list_probes = 0
+        """`/list_workers` requests (the health monitor asks whether a router answers)."""
         self.other_paths: list[str] = []
         self.open_now = 0
         self.peak_open = 0
@@ -184,6 +186,11 @@ class FakeEngine:
             self.scrapes += 1
             payload = (self.metrics() if self.metrics else self.metrics_text).encode()
             writer.write(_head(200, "text/plain", len(payload)) + payload)
+            await writer.drain()
+            return True
+        if path == "/list_workers":  # vLLM has no worker list: only a router answers it
+            self.worker_list_probes += 1
+            writer.write(_head(404, "text/plain", 0))
             await writer.drain()
             return True
         if not path.endswith("/completions"):
