@@ -22,6 +22,7 @@ from copilot_lsp.completion.workspace import Workspace
 from copilot_lsp.context.documents import Edit
 from copilot_lsp.engine.provider import EngineProvider
 from copilot_lsp.models import embedded_tokenizer
+from copilot_lsp.nextedit.service import NextEdit, NextEditService
 from copilot_lsp.positions import Encoding, Position, position_at
 from copilot_lsp.settings import Settings
 from copilot_lsp.telemetry.recorder import Recorder
@@ -66,6 +67,15 @@ class CopilotService:
             on_engine_state=on_engine_state,
             formats=PromptFormats(notify=notify, embedded_tokenizer=embedded_tokenizer),
         )
+        self.next_edits = NextEditService(
+            self.workspace,
+            self.pipeline.sessions,
+            self.pipeline.formats,
+            self.engines,
+            lambda: self.settings,
+            slots=self.pipeline.stages.slots,
+            on_timeline=self.recorder.record,
+        )
 
     def configure(self, settings: Settings) -> None:
         """Use `settings` from the next request on."""
@@ -81,8 +91,17 @@ class CopilotService:
         self.workspace.open(uri, language_id, version, text)
 
     def change(self, uri: str, version: int, edits: list[Edit], encoding: Encoding) -> None:
-        """Apply the edits; DocumentError when they cannot be (see Workspace.change)."""
-        self.workspace.change(uri, version, edits, encoding)
+        """Apply the edits; DocumentError when they cannot be (see Workspace.change). A
+        next-edit request running for the document is cancelled; with next edits on, the
+        change joins the edit history."""
+        old = None
+        if self.settings.next_edit_suggestions.enabled and uri in self.workspace:
+            document = self.workspace.documents.get(uri)
+            old = (document.text, document.starts)
+        try:
+            self.workspace.change(uri, version, edits, encoding)
+        finally:
+            self.next_edits.changed(uri, old)
 
     def close(self, uri: str) -> None:
         self.workspace.close(uri)
@@ -137,6 +156,13 @@ class CopilotService:
                 for other in suggestion.alternatives
             ),
         )
+
+    async def next_edit(
+        self, uri: str, version: int, cursor: Position, encoding: Encoding
+    ) -> list[NextEdit]:
+        """The next edits offered at `cursor` in version `version` of `uri` (alternatives;
+        none when next edits are off or none is worth showing)."""
+        return await self.next_edits.suggest(uri, version, cursor, encoding)
 
     async def warm_up(self) -> None:
         """Warm what the first completion needs (completion/warmup.py) before the first

@@ -296,12 +296,37 @@ class EditorSettings(_Section):
     text arriving faster is coalesced (the last state is always sent)."""
 
 
+class NextEditSettings(_Section):
+    """Next-edit suggestions (`textDocument/copilotInlineEdit`, docs/protocol.md): the model
+    rewrites a window of lines around the cursor and the server offers the difference."""
+
+    enabled: bool = False
+    """Answer next-edit requests at all. Off by default until the next-edit quality suite
+    (issue 29) shows the shipped formats help more than they distract: off, every request is
+    answered with no edits. GitHub Copilot's clients send `nextEditSuggestions.enabled` at the
+    top of their settings; that name is read too."""
+    format: str | None = None
+    """Prompt format: a file name in configs/nextedit (`qwen-repo`, `zeta`, `plain`). Unset:
+    the one that fits the served model (Zed's Zeta, Qwen2.5-Coder and the Sweep models), else
+    `plain`."""
+    lines_above: int = Field(default=10, ge=0, le=100)
+    """Lines above the cursor's line in the window the model rewrites."""
+    lines_below: int = Field(default=10, ge=0, le=100)
+    """Lines below the cursor's line in the window the model rewrites."""
+    history_chars: int = Field(default=3000, ge=0, le=100_000)
+    """Characters of recent edits (as diffs, newest first, over all files) in the prompt."""
+    max_changed_lines: int = Field(default=8, ge=1, le=200)
+    """The confidence rule: an answer changing more lines of the window than this is taken
+    for a model that lost its way, and nothing is offered."""
+
+
 class Settings(_Section):
     engine: EngineSettings = Field(default_factory=EngineSettings)
     completion: CompletionSettings = Field(default_factory=CompletionSettings)
     prompt: PromptSettings = Field(default_factory=PromptSettings)
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
     editor: EditorSettings = Field(default_factory=EditorSettings)
+    next_edit_suggestions: NextEditSettings = Field(default_factory=NextEditSettings)
 
 
 def settings_file() -> Path:

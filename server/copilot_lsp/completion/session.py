@@ -5,17 +5,31 @@ the request streaming now or answered early (completion/live.py) and the suggest
 screen that typing is answered from (completion/typethrough.py). It is also where requests
 for the document meet: each new request is the newest (its document version recorded), a
 newer one supersedes the older one's stream unless it types along with it, and closing the
-document ends all of it. Any request kind that works on a document lives here.
+document ends all of it. Any request kind that works on a document lives here: next-edit
+requests (nextedit/service.py) share the request count and version, a newer one or a change
+of the document cancels the one running, and the edit offered last is kept to tell whether
+the next change applied it.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
 from copilot_lsp.completion.live import LiveView
 from copilot_lsp.completion.request import InlineRequest
 from copilot_lsp.completion.stream import EngineStream
 from copilot_lsp.completion.typethrough import Shown, TypeThrough
+
+
+@dataclass(frozen=True, slots=True)
+class OfferedEdit:
+    """A next edit offered for the document: its id, and the document's text once applied."""
+
+    id: str
+    result: str
 
 
 class DocumentSession:
@@ -31,6 +45,10 @@ class DocumentSession:
         """The document version of the newest request."""
         self.requests = 0
         """Requests seen for the document; the newest one's number is this."""
+        self.next_edit: asyncio.Future[Any] | None = None
+        """The next-edit request running for the document, if any."""
+        self.offered: OfferedEdit | None = None
+        """The next edit offered last, until the document changes."""
 
     def begin(self, version: int | None) -> int:
         """A new request for the document: it is the newest now. Returns its number."""
@@ -41,6 +59,29 @@ class DocumentSession:
 
     def is_newest(self, number: int) -> bool:
         return number == self.requests
+
+    def stale(self, version: int) -> bool:
+        """A request for `version` came after one for a newer version of the document."""
+        return self.version is not None and version < self.version
+
+    def begin_next_edit(self, version: int, task: asyncio.Future[Any]) -> None:
+        """A next-edit request for `version`, run by `task`: the newest request of the
+        document; the next-edit request running before it is cancelled."""
+        self.begin(version)
+        self.cancel_next_edit()
+        self.next_edit = task
+
+    def cancel_next_edit(self) -> None:
+        task, self.next_edit = self.next_edit, None
+        if task is not None and not task.done():
+            task.cancel()
+
+    def edited(self, text: str) -> OfferedEdit | None:
+        """The document changed to `text` (a newer keystroke): the next-edit request running
+        is cancelled; the edit offered last is returned when the change applied it."""
+        self.cancel_next_edit()
+        offered, self.offered = self.offered, None
+        return offered if offered is not None and offered.result == text else None
 
     def supersede(self, request: InlineRequest, adopt: bool) -> tuple[EngineStream, str] | None:
         """A newer request for the document: the open stream and the characters typed since,
@@ -79,6 +120,8 @@ class DocumentSession:
             self.expire(stream)
         self.shown.forget()
         self.live = None
+        self.cancel_next_edit()
+        self.offered = None
 
 
 class Sessions:

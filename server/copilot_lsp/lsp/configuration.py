@@ -26,7 +26,11 @@ SECTION = "copilotLsp"
 OLD_SECTION = "copilot"
 SECTIONS = (SECTION, OLD_SECTION)
 """Asked for in this order by workspace/configuration."""
-LAYERS = ("initializationOptions", "workspace/configuration")
+LAYERS = ("initializationOptions", "copilot", "workspace/configuration")
+COPILOT_KEYS = ("nextEditSuggestions",)
+"""Settings GitHub Copilot's clients send at the top of their settings, outside any section
+(copilotlsp-nvim: `settings = { nextEditSuggestions = { enabled = true } }`): read as ours,
+under `copilotLsp`'s own."""
 DEPRECATED = (
     f"copilot-lsp: the settings section `{OLD_SECTION}` is deprecated; name it `{SECTION}` "
     "(the old name will stop working in a later release)"
@@ -51,6 +55,8 @@ class SettingsLayers:
         self._base = Settings()
         self._layers: dict[str, Any] = {}
         self._said: set[str] = set()
+        self._copilot: dict[str, Any] = {}
+        """The Copilot-named settings pushed last (`COPILOT_KEYS`)."""
         self.current = Settings()
 
     def load_base(self) -> None:
@@ -92,6 +98,12 @@ class SettingsLayers:
         (the client then has to be asked)."""
         if not isinstance(settings, Mapping):
             return False
+        copilot = {
+            key: settings[key] for key in COPILOT_KEYS if isinstance(settings.get(key), Mapping)
+        }
+        if copilot and copilot != self._copilot:
+            self._copilot = copilot
+            self.set_layer("copilot", copilot)
         if isinstance(settings.get(SECTION), Mapping):
             self.set_layer("workspace/configuration", settings[SECTION])
             return True

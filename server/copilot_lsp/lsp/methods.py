@@ -21,3 +21,13 @@ COPILOT_DID_SHOW = "textDocument/didShowCompletion"
 """GitHub Copilot's name for `DID_SHOW`, taking `{item}` (the id is in the item's command)."""
 COPILOT_DID_PARTIALLY_ACCEPT = "textDocument/didPartiallyAcceptCompletion"
 """GitHub Copilot's name for `DID_PARTIALLY_ACCEPT`, taking `{item, acceptedLength}`."""
+
+INLINE_EDIT = "textDocument/copilotInlineEdit"
+"""GitHub Copilot's next-edit request: `{textDocument: {uri, version}, position}` answered
+with `{edits: [{text, textDocument, range, command}]}` (alternatives)."""
+DID_SHOW_INLINE_EDIT = "textDocument/didShowInlineEdit"
+"""Client → server `{item}`: the editor showed a next edit (the id is in the item's command)."""
+DID_FOCUS = "textDocument/didFocus"
+"""Client → server `{textDocument: {uri}}`: the editor focused a document (accepted, unused)."""
+ACCEPT_NEXT_EDIT_COMMAND = "copilot.acceptNextEdit"
+"""The next edit's command, run by the editor when the user accepts it: `[id]`."""

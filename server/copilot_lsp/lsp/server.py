@@ -20,8 +20,9 @@ from copilot_lsp.context.documents import Edit
 from copilot_lsp.errors import ConfigError, DocumentError
 from copilot_lsp.lsp import methods, notifications
 from copilot_lsp.lsp.configuration import SECTIONS, SettingsLayers
-from copilot_lsp.lsp.methods import ACCEPT_COMMAND, STATS_REQUEST
+from copilot_lsp.lsp.methods import ACCEPT_COMMAND, ACCEPT_NEXT_EDIT_COMMAND, STATS_REQUEST
 from copilot_lsp.lsp.pygls_guard import CopilotProtocol, serve_stdio
+from copilot_lsp.nextedit.service import NextEdit
 from copilot_lsp.positions import Encoding, Position
 from copilot_lsp.service import CopilotService, PlacedSuggestion
 
@@ -242,6 +243,66 @@ def _feedback_id(params: Any, kind: str) -> str | None:
     if identifier is None:
         logger.warning("ignored %s feedback without a completion id", kind)
     return identifier
+
+
+@server.feature(methods.INLINE_EDIT)
+async def copilot_inline_edit(ls: CopilotServer, params: Any) -> dict[str, Any]:
+    """Copilot's next-edit request: `{textDocument: {uri, version}, position}`."""
+    document = notifications.field(params, "textDocument")
+    uri, version = notifications.field(document, "uri"), notifications.field(document, "version")
+    position = notifications.field(params, "position")
+    line = notifications.field(position, "line")
+    character = notifications.field(position, "character")
+    if not (isinstance(uri, str) and _integer(version) and _integer(line) and _integer(character)):
+        raise JsonRpcInvalidParams(
+            f"{methods.INLINE_EDIT} expects {{textDocument: {{uri, version}}, position}}"
+        )
+    try:
+        edits = await ls.service.next_edit(uri, version, Position(line, character), ls.encoding)
+    except ConfigError as error:  # a broken next-edit format file: one message
+        ls.layers.warn_once([str(error)])
+        edits = []
+    return {"edits": [_inline_edit(edit) for edit in edits]}
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _inline_edit(found: NextEdit) -> dict[str, Any]:
+    start, end = found.edit.start, found.edit.end
+    return {
+        "text": found.edit.text,
+        "textDocument": {"uri": found.uri, "version": found.version},
+        "range": {
+            "start": {"line": start.line, "character": start.character},
+            "end": {"line": end.line, "character": end.character},
+        },
+        "command": {
+            "title": "Accept next edit",
+            "command": ACCEPT_NEXT_EDIT_COMMAND,
+            "arguments": [found.id],
+        },
+    }
+
+
+@server.feature(methods.DID_SHOW_INLINE_EDIT)
+def did_show_inline_edit(ls: CopilotServer, params: Any) -> None:
+    if (identifier := _feedback_id(params, "displayed")) is not None:
+        ls.service.displayed(identifier)
+
+
+@server.feature(methods.DID_FOCUS)
+def did_focus(ls: CopilotServer, params: Any) -> None:
+    """Copilot's clients say which document has the focus; nothing uses it yet."""
+
+
+@server.command(ACCEPT_NEXT_EDIT_COMMAND)
+def accept_next_edit(ls: CopilotServer, *args: Any) -> bool:
+    """The next edit's command, run by the editor on accept: `[id]`."""
+    if not args or not isinstance(args[0], str):
+        raise JsonRpcInvalidParams(f"{ACCEPT_NEXT_EDIT_COMMAND} expects [id]")
+    return ls.service.feedback(args[0], "accepted")
 
 
 @server.feature(STATS_REQUEST)
