@@ -1,0 +1,207 @@
+"""Next-edit suggestions over stdio (Copilot's `textDocument/copilotInlineEdit`), against the
+scripted engine answering a rewritten window."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from lsprotocol import types
+
+from copilot_lsp.client.driver import plain
+from copilot_lsp.lsp import methods
+from copilot_lsp.testing.fake_engine import Reply
+from tests.conftest import until
+from tests.lsp.conftest import FakeSession as Session
+
+pytestmark = pytest.mark.timeout(60)
+
+URI = "file:///work/shapes.py"
+TEXT = (
+    "class Point:\n"
+    "    def __init__(self, x, y):\n"
+    "        self.x = x\n"
+    "        self.y = y\n"
+    "\n"
+    "    def norm(self):\n"
+    "        return (self.x ** 2 + self.y ** 2) ** 0.5\n"
+)
+ON = {"nextEditSuggestions": {"enabled": True}}
+
+
+def rewritten(text: str = TEXT) -> list[str]:
+    """The model's answer: the window (the whole file here) with one more attribute, each
+    line ended; the engine stops at the format's closing header, which it does not send."""
+    lines = text.split("\n")
+    lines.insert(4, "        self.z = z")
+    return ["\n".join(lines[:4]) + "\n", "\n".join(lines[4:]) + "\n"]
+
+
+def ask(
+    session: Session, version: int, line: int = 1, character: int = 30, uri: str = URI
+) -> asyncio.Future[Any]:
+    params = {
+        "textDocument": {"uri": uri, "version": version},
+        "position": {"line": line, "character": character},
+    }
+    return asyncio.ensure_future(
+        session.client.protocol.send_request_async(methods.INLINE_EDIT, params)
+    )
+
+
+async def edits(future: asyncio.Future[Any]) -> list[dict[str, Any]]:
+    answer = plain(await asyncio.wait_for(future, 20))
+    assert isinstance(answer["edits"], list)
+    return list(answer["edits"])
+
+
+def change(session: Session, version: int, line: int, character: int, text: str) -> None:
+    position = types.Position(line, character)
+    session.client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(version=version, uri=URI),
+            content_changes=[
+                types.TextDocumentContentChangePartial(types.Range(position, position), text)
+            ],
+        )
+    )
+
+
+async def test_the_rewritten_window_comes_back_as_one_edit_away_from_the_cursor(
+    session: Session,
+) -> None:
+    result = await session.initialize(ON)
+    provider = result.capabilities.execute_command_provider
+    assert provider is not None and methods.ACCEPT_NEXT_EDIT_COMMAND in provider.commands
+    session.engine.default = Reply(chunks=rewritten())
+    session.open(TEXT, URI)
+    (edit,) = await edits(ask(session, 1))
+    assert edit["text"] == "        self.z = z\n"
+    position = {"line": 4, "character": 0}
+    assert edit["range"] == {"start": position, "end": position}
+    assert edit["textDocument"] == {"uri": URI, "version": 1}
+    assert edit["command"]["command"] == methods.ACCEPT_NEXT_EDIT_COMMAND
+    body = session.engine.requests[0].body
+    assert body["temperature"] == 0.0
+    assert "# end" in body["stop"]  # the embedded-style format: the fake model fits no other
+    assert "# Lines 1-8, before the next edit:\n" + TEXT in body["prompt"]
+    assert body["max_tokens"] > len(TEXT) // 4
+
+
+async def test_a_version_the_server_does_not_hold_gets_no_edits(session: Session) -> None:
+    await session.initialize(ON)
+    session.engine.default = Reply(chunks=rewritten())
+    session.open(TEXT, URI)
+    assert await edits(ask(session, 7)) == []
+    change(session, 2, 0, 0, "# shapes\n")
+    assert await edits(ask(session, 1)) == []
+    assert session.engine.requests == []
+
+
+async def test_off_by_default_no_edits_and_no_engine_request(session: Session) -> None:
+    await session.initialize()
+    session.engine.default = Reply(chunks=rewritten())
+    session.open(TEXT, URI)
+    assert await edits(ask(session, 1)) == []
+    assert session.engine.requests == []
+
+
+async def test_copilots_top_level_setting_turns_it_on(session: Session) -> None:
+    await session.initialize()
+    session.client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings=ON)
+    )
+    session.engine.default = Reply(chunks=rewritten())
+    session.open(TEXT, URI)
+    assert len(await edits(ask(session, 1))) == 1
+
+
+async def held(session: Session) -> asyncio.Event:
+    """The engine holds its answer until the returned event is set."""
+    released = asyncio.Event()
+
+    async def gate(index: int) -> None:
+        await released.wait()
+
+    session.engine.default = Reply(chunks=rewritten(), gate=gate)
+    return released
+
+
+async def test_a_newer_keystroke_cancels_the_request_and_its_engine_stream(
+    session: Session,
+) -> None:
+    await session.initialize(ON)
+    released = await held(session)
+    session.open(TEXT, URI)
+    pending = ask(session, 1)
+    await until(lambda: len(session.engine.requests) == 1)
+    change(session, 2, 6, 0, " ")
+    assert await edits(pending) == []
+    released.set()
+    await until(lambda: session.engine.requests[0].disconnected, what="engine stream closed")
+
+
+async def test_a_document_closed_mid_request_gets_no_edits_and_the_server_goes_on(
+    session: Session,
+) -> None:
+    await session.initialize(ON)
+    released = await held(session)
+    session.open(TEXT, URI)
+    pending = ask(session, 1)
+    await until(lambda: len(session.engine.requests) == 1)
+    session.client.text_document_did_close(
+        types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(URI))
+    )
+    assert await edits(pending) == []
+    released.set()
+    session.engine.default = Reply(chunks=rewritten())
+    session.open(TEXT, URI)
+    assert len(await edits(ask(session, 1))) == 1
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply(chunks=rewritten()[:1], finish_reason="length"),  # cut by the token limit
+        Reply(chunks=["%%%% <<<< garbage >>>> %%%%\n"]),
+        Reply(chunks=[TEXT + "\n"]),  # nothing changed
+    ],
+    ids=["unterminated", "garbage", "unchanged"],
+)
+async def test_an_answer_that_is_not_a_usable_rewrite_gets_no_edits(
+    session: Session, reply: Reply
+) -> None:
+    await session.initialize(ON)
+    session.engine.default = reply
+    session.open(TEXT, URI)
+    assert await edits(ask(session, 1)) == []
+    assert len(session.engine.requests) == 1
+    assert (await session.stats())["outcomes"].get("empty") == 1  # answered, nothing offered
+
+
+async def test_shown_and_accepted_are_recorded_and_the_applied_edit_is_marked_in_history(
+    session: Session,
+) -> None:
+    await session.initialize(ON)
+    session.engine.default = Reply(chunks=rewritten())
+    session.open(TEXT, URI)
+    (edit,) = await edits(ask(session, 1))
+    session.client.protocol.notify(
+        methods.DID_SHOW_INLINE_EDIT, {"item": {"command": edit["command"]}}
+    )
+    session.client.protocol.notify(methods.DID_FOCUS, {"textDocument": {"uri": URI}})
+    change(session, 2, 4, 0, edit["text"])  # the editor applies it, then runs its command
+    accepted = await session.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command=edit["command"]["command"], arguments=edit["command"]["arguments"]
+        )
+    )
+    assert accepted is True
+    outcomes = (await session.stats())["outcomes"]
+    assert outcomes["accepted"] == 1 and outcomes["displayed"] == 1
+    session.engine.default = Reply(chunks=["\n"])
+    assert await edits(ask(session, 2, 4, 18)) == []
+    prompt = session.engine.requests[1].body["prompt"]
+    assert "# (accepted suggestion)\n# --- a/shapes.py\n" in prompt
+    assert "# +        self.z = z\n" in prompt
