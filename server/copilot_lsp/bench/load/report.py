@@ -46,6 +46,17 @@ def render(result: dict[str, Any]) -> str:
         ),
         ("outcomes", json.dumps(result.get("outcomes"))),
     ]
+    slope = rss.get("slope_after_warmup") or {}
+    if slope.get("kib_per_1000_keystrokes") is not None:
+        rows.insert(
+            -1,
+            (
+                "RSS slope",
+                f"{slope['kib_per_1000_keystrokes']} KiB per 1,000 keystrokes "
+                f"({slope['kib_per_minute']} KiB a minute) after {slope['warmup_s']:.0f} s, "
+                "least squares",
+            ),
+        )
     if len(rss.get("by_minute") or []) > 1:
         rows.insert(
             -1,

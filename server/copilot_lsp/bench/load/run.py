@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from copilot_lsp.client.typing import TypingEditor
+from copilot_lsp.client.typing import Counts, TypingEditor
 from copilot_lsp.lsp.methods import STATS_REQUEST
 from copilot_lsp.testing.fake_engine import FakeEngine, Reply
 
@@ -34,6 +34,8 @@ WARMUP_SAMPLES = 5
 """RSS samples (1 s apart) taken before the baseline for growth after warm-up."""
 RSS_MINUTE_S = 60.0
 """Spacing of the per-minute RSS series kept for soaks (`rss_by_minute`)."""
+SLOPE_WARMUP_S = 60.0
+"""Samples before this many seconds of load are left out of the RSS slope (warm-up)."""
 
 
 @dataclass
@@ -80,6 +82,11 @@ class LoadReport:
     rss_kib: list[int] = field(default_factory=list)
     rss_by_minute: list[int] = field(default_factory=list)
     """RSS at the start and after each whole minute of load: a soak's growth curve."""
+    samples: list[tuple[float, int, int, int]] = field(default_factory=list)
+    """Each RSS sample (1 s apart): seconds of load, keystrokes sent, completions answered,
+    RSS KiB; the slope per keystroke and the soak's table come from these."""
+    minutes: list[tuple[float, int, int, int]] = field(default_factory=list)
+    """The samples that went into `rss_by_minute`."""
     server_stats: dict[str, Any] = field(default_factory=dict)
 
 
@@ -101,14 +108,19 @@ async def _cheap_requests(editor: TypingEditor, stop: asyncio.Event, out: list[f
             await asyncio.wait_for(stop.wait(), 0.1)
 
 
-async def _sample_rss(pid: int, stop: asyncio.Event, report: LoadReport) -> None:
+async def _sample_rss(pid: int, stop: asyncio.Event, report: LoadReport, counts: Counts) -> None:
     loop = asyncio.get_running_loop()
     start = loop.time()
     while not stop.is_set():
         value = _rss_kib(pid)
+        elapsed = loop.time() - start
+        sample = (round(elapsed, 2), counts.keystrokes, counts.answered, value)
         report.rss_kib.append(value)
-        if loop.time() - start >= RSS_MINUTE_S * len(report.rss_by_minute):
+        if value:
+            report.samples.append(sample)
+        if elapsed >= RSS_MINUTE_S * len(report.rss_by_minute):
             report.rss_by_minute.append(value)
+            report.minutes.append(sample)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), 1.0)
 
@@ -154,7 +166,7 @@ async def run_load(
         report.rss_kib.append(_rss_kib(editor.pid))
         background = [
             asyncio.ensure_future(_cheap_requests(editor, stop, report.cheap_latency_ms)),
-            asyncio.ensure_future(_sample_rss(editor.pid, stop, report)),
+            asyncio.ensure_future(_sample_rss(editor.pid, stop, report, editor.counts)),
         ]
         schedule = typing_schedule(duration_s, rate, documents, seed)
         loop = asyncio.get_running_loop()
@@ -169,6 +181,10 @@ async def run_load(
         stop.set()
         await asyncio.gather(*background, return_exceptions=True)
         report.rss_kib.append(_rss_kib(editor.pid))
+        counts = editor.counts
+        report.samples.append(
+            (round(report.duration_s, 2), counts.keystrokes, counts.answered, report.rss_kib[-1])
+        )
         report.server_stats = await editor.stats()
     finally:
         stop.set()
@@ -186,6 +202,29 @@ async def run_load(
     result["server_log_warnings"] = sum(" WARNING " in line for line in editor.stderr_lines)
     result["server_log_errors"] = sum(" ERROR " in line for line in editor.stderr_lines)
     return result
+
+
+def rss_slope(
+    samples: list[tuple[float, int, int, int]], warmup_s: float = SLOPE_WARMUP_S
+) -> dict[str, Any]:
+    """Least-squares slope of RSS against keystrokes sent, after `warmup_s` of load:
+    KiB per 1,000 keystrokes (a leak per edit or per request shows as a steady slope, the
+    bounded caches filling up as a flattening one), and per minute for comparison."""
+    kept = [sample for sample in samples if sample[0] >= warmup_s and sample[3]]
+    result: dict[str, Any] = {"warmup_s": warmup_s, "n": len(kept)}
+    keys = [float(sample[1]) for sample in kept]
+    if len(kept) < 3 or max(keys) - min(keys) < 1:
+        return {**result, "kib_per_1000_keystrokes": None, "kib_per_minute": None}
+    times = [sample[0] for sample in kept]
+    rss = [float(sample[3]) for sample in kept]
+    per_key = statistics.linear_regression(keys, rss).slope
+    per_second = statistics.linear_regression(times, rss).slope
+    return {
+        **result,
+        "keystrokes": int(max(keys) - min(keys)),
+        "kib_per_1000_keystrokes": round(per_key * 1000.0, 1),
+        "kib_per_minute": round(per_second * 60.0, 1),
+    }
 
 
 def _percentile(values: list[float], q: float) -> float | None:
@@ -248,6 +287,11 @@ def _summarise(
             "growth_after_first_minute": (
                 rss[-1] - report.rss_by_minute[1] if rss and len(report.rss_by_minute) > 1 else None
             ),
+            # The soak's table: [seconds, keystrokes, completions answered, RSS KiB].
+            "minutes": [list(sample) for sample in report.minutes]
+            + ([list(report.samples[-1])] if report.samples else []),
+            "slope_after_warmup": rss_slope(report.samples),
+            "samples": [list(sample) for sample in report.samples],
         },
         "outcomes": report.server_stats.get("outcomes"),
     }
