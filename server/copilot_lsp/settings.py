@@ -296,12 +296,40 @@ class EditorSettings(_Section):
     text arriving faster is coalesced (the last state is always sent)."""
 
 
+class WorkspaceIndexSettings(_Section):
+    """The workspace index (`context.workspace`)."""
+
+    enabled: bool = True
+    """Index the workspace folders the editor names (`initialize`); off: completions see the
+    open documents only."""
+    exclude: list[str] = Field(default_factory=list)
+    """Globs (gitignore syntax, relative to the workspace folder) never indexed, on top of the
+    built-in list of secrets."""
+    max_file_bytes: int = Field(default=1_000_000, ge=1, le=100_000_000)
+    """Larger files are not indexed."""
+    max_files: int = Field(default=20_000, ge=0, le=1_000_000)
+    """Files indexed at most, over all workspace folders (in path order)."""
+
+
+class ContextSettings(_Section):
+    """What completions draw on besides the open documents. The workspace index reads the
+    other files of the workspace folders in the background (imported modules' API,
+    definitions, similar code): the files git would track (or that no `.gitignore` excludes)
+    in the languages with a grammar, and never secrets: `.env*`, `*.pem`, `*.key`, `id_rsa*`,
+    `*.p12`, `*.pfx`, `.npmrc`, `.pypirc`, `.netrc`, credentials files, nor the `exclude`
+    globs (docs/reliability.md)."""
+
+    workspace: WorkspaceIndexSettings = Field(default_factory=WorkspaceIndexSettings)
+    """The workspace index."""
+
+
 class Settings(_Section):
     engine: EngineSettings = Field(default_factory=EngineSettings)
     completion: CompletionSettings = Field(default_factory=CompletionSettings)
     prompt: PromptSettings = Field(default_factory=PromptSettings)
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
     editor: EditorSettings = Field(default_factory=EditorSettings)
+    context: ContextSettings = Field(default_factory=ContextSettings)
 
 
 def settings_file() -> Path:
