@@ -1,6 +1,7 @@
 """Code from other files of the workspace (context/retrieval.py) charged to the prompt's
 budget, in the order retrieval ranked it: imported modules' API, definitions of names,
-similar code. A module's API too long for what is left is cut to the lines that fit.
+similar code. A module's API too long for what is left is cut to its first lines, half of
+what is left at most.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def charge(
         text = item.text
         cost = counter.count(text)
         if cost > room and item.kind == "imported module":
-            text = _fit(text, room, counter)
+            text = _fit(text, room // 2, counter)  # half: room for what comes after
             cost = counter.count(text) if text else room + 1
         if cost > room:
             continue

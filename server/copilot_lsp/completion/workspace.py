@@ -6,13 +6,15 @@ typed request for a cursor (completion/request.py) from all of that, in one plac
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
+from concurrent.futures import Executor
 
 from copilot_lsp.completion.assembly import OtherDocument, RecentChunk
 from copilot_lsp.completion.request import InlineRequest, inline_request
 from copilot_lsp.context import snippets
 from copilot_lsp.context.documents import Document, DocumentStore, Edit
 from copilot_lsp.context.index import DefinitionIndex
-from copilot_lsp.context.indexer import WorkspaceIndexer
+from copilot_lsp.context.indexer import WorkspaceIndexer, process_executor
 from copilot_lsp.context.recent import RecentPlaces
 from copilot_lsp.context.repo_index import RepoIndex
 from copilot_lsp.context.retrieval import Cursor, Retrieve, Retriever
@@ -25,13 +27,13 @@ RECENT_CHUNKS = 6
 
 
 class Workspace:
-    def __init__(self, indexer: WorkspaceIndexer | None = None) -> None:
-        """`indexer`: what keeps the workspace index current (one that never indexes by
-        default: `index_folders` starts it)."""
+    def __init__(self, index_executor: Callable[[], Executor] = process_executor) -> None:
+        """`index_executor` makes where the workspace index reads and parses files (a process
+        of its own by default); nothing is indexed until `index_folders`."""
         self.documents = DocumentStore()
         self.definitions = DefinitionIndex()
         self.recent = RecentPlaces()
-        self.indexer = indexer or WorkspaceIndexer(RepoIndex(), self.open_text)
+        self.indexer = WorkspaceIndexer(RepoIndex(), self.open_text, executor=index_executor)
         self.retriever = Retriever(self.indexer.index)
         self._root_uri: str | None = None
 

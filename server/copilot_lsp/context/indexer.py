@@ -105,7 +105,7 @@ class WorkspaceIndexer:
         """Use these settings; an index already built with others is built again."""
         changed = (enabled, limits) != (self.enabled, self.limits)
         self.enabled, self.limits = enabled, limits
-        if changed and self._task is not None:
+        if changed and self.folders:  # started before
             self.start([folder.uri for folder in self.folders])
 
     def start(self, folder_uris: Sequence[str]) -> None:

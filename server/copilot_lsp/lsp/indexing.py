@@ -63,7 +63,8 @@ class IndexProgress:
         self._server = server
         self._latest: tuple[int, int, bool] | None = None
         self._task: asyncio.Task[None] | None = None
-        self._begun = False
+        self._token = ""
+        self._passes = 0
 
     def __call__(self, done: int, total: int, finished: bool) -> None:
         window = self._server.client_capabilities.window
@@ -79,26 +80,29 @@ class IndexProgress:
             done, total, finished = self._latest
             self._latest = None
             message = f"indexing {done:,} of {total:,} files"
-            if not self._begun:
+            if not self._token:
+                self._passes += 1
+                token = f"{PROGRESS_TOKEN}/{self._passes}"
                 try:
-                    await progress.create_async(PROGRESS_TOKEN)
+                    await progress.create_async(token)
                 except Exception as error:
                     logger.warning("no indexing progress: %s", error)
                     return
-                self._begun = True
+                self._token = token
                 begin = types.WorkDoneProgressBegin(
                     title="copilot-lsp", message=message, percentage=_percent(done, total)
                 )
-                progress.begin(PROGRESS_TOKEN, begin)
+                progress.begin(token, begin)
             if finished:
-                progress.end(PROGRESS_TOKEN, types.WorkDoneProgressEnd(f"indexed {total:,} files"))
-                progress.tokens.pop(PROGRESS_TOKEN, None)
-                self._begun = False
+                end = types.WorkDoneProgressEnd(message=f"indexed {total:,} files")
+                progress.end(self._token, end)
+                progress.tokens.pop(self._token, None)
+                self._token = ""
             elif done:
                 report = types.WorkDoneProgressReport(
                     message=message, percentage=_percent(done, total)
                 )
-                progress.report(PROGRESS_TOKEN, report)
+                progress.report(self._token, report)
 
 
 def _percent(done: int, total: int) -> int:
