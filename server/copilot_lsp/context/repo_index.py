@@ -14,13 +14,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from copilot_lsp.context.file_summary import FileSummary, Symbol, Window
-from copilot_lsp.context.recent import similarity
 
 COMMON_POSTINGS = 400
 """An identifier in more windows than this (`self`, `return`'s neighbours) does not pick
 candidates: it would cost a long list for no discrimination. Scores still count it."""
-CANDIDATES = 48
+CANDIDATES = 32
 """Windows scored exactly per query (the ones sharing most uncommon identifiers)."""
+QUERY_TOKENS = 32
+"""The query's rarest identifiers that pick candidates."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,17 +143,22 @@ class RepoIndex:
     ) -> list[Similar]:
         """The windows most like `query` (Jaccard of identifier sets), best first, one per
         file, none of the files in `exclude`."""
+        postings = sorted(
+            (posting for token in query if (posting := self._postings.get(token))),
+            key=len,
+        )
         counts: Counter[int] = Counter()
-        for token in query:
-            posting = self._postings.get(token)
-            if posting is not None and len(posting) <= COMMON_POSTINGS:
-                counts.update(posting)
+        for posting in postings[:QUERY_TOKENS]:
+            if len(posting) > COMMON_POSTINGS:
+                break
+            counts.update(posting)
         skip = set(exclude)
         scored: list[tuple[float, str, int, str, Window]] = []
         for number, _ in counts.most_common(CANDIDATES):
             uri, window = self._windows[number]
             if uri not in skip:
-                score = similarity(query, window.tokens)
+                shared = len(query & window.tokens)  # Jaccard, without building the union
+                score = shared / (len(query) + len(window.tokens) - shared)
                 scored.append((score, self.files[uri].path, window.start, uri, window))
         scored.sort(key=lambda item: (-item[0], item[1], item[2]))
         chosen: list[Similar] = []

@@ -12,7 +12,6 @@ files, so vLLM's prefix cache keeps serving it. Each source stops at the deadlin
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,8 +37,6 @@ AMBIGUOUS = 3
 """A name defined in more files than this is looked up only in the imported modules."""
 SIMILAR = 3
 MIN_SIMILARITY = 0.12
-
-_NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,10 +126,10 @@ def _from_imports(
     index: RepoIndex, cursor: Cursor, bound: list[importing.Imported]
 ) -> list[CrossFile]:
     """Each import that reaches an indexed file, the one used nearest above first."""
-    uses = _last_uses(cursor.above[-USE_CHARS:])
+    near = cursor.above[-USE_CHARS:]
 
     def last_use(imported: importing.Imported) -> int:
-        return uses.get(imported.binding.split(".", 1)[0], -1)
+        return _last_use(near, imported.binding.split(".", 1)[0])
 
     ranked = sorted(enumerate(bound), key=lambda pair: (-last_use(pair[1]), pair[0]))
     found: list[CrossFile] = []
@@ -143,9 +140,16 @@ def _from_imports(
     return found
 
 
-def _last_uses(text: str) -> dict[str, int]:
-    """Where `text` last uses each name (the first part of a dotted one)."""
-    return {match.group(0): match.start() for match in _NAME.finditer(text)}
+def _last_use(text: str, name: str) -> int:
+    """Where `text` last uses `name` as a whole name (-1: nowhere)."""
+    at = text.rfind(name)
+    while at >= 0:
+        before = text[at - 1] if at else " "
+        after = text[at + len(name)] if at + len(name) < len(text) else " "
+        if not (before.isalnum() or before in "_.") and not (after.isalnum() or after == "_"):
+            return at
+        at = text.rfind(name, 0, at)
+    return -1
 
 
 def _follow(index: RepoIndex, cursor: Cursor, imported: importing.Imported) -> CrossFile | None:
