@@ -20,6 +20,8 @@ from copilot_lsp.completion.suggestion import EngineStateListener
 from copilot_lsp.completion.warmup import WarmUp, warm_up
 from copilot_lsp.completion.workspace import Workspace
 from copilot_lsp.context.documents import Edit
+from copilot_lsp.context.indexer import Progress
+from copilot_lsp.context.workspace_files import Limits
 from copilot_lsp.engine.provider import EngineProvider
 from copilot_lsp.models import embedded_tokenizer
 from copilot_lsp.nextedit.service import NextEdit, NextEditService
@@ -50,13 +52,16 @@ class CopilotService:
         on_engine_state: EngineStateListener = lambda healthy, message: None,
         notify: Notify = lambda message: None,
         engines: EngineProvider | None = None,
+        on_index_progress: Progress = lambda done, total, finished: None,
     ) -> None:
         """`publisher` hears partial completions, `on_engine_state` the engine's health
-        changing and `notify` what the user should be told about the prompt format (once)."""
+        changing, `notify` what the user should be told about the prompt format (once) and
+        `on_index_progress` how the first pass of the workspace index goes."""
         self.settings = Settings()
         self.engines = engines or EngineProvider()
         self.recorder = Recorder(self.settings.telemetry)
         self.workspace = Workspace()
+        self.workspace.indexer.on_progress = on_index_progress
         self.warmed = WarmUp()
         """What the warm-up at start has done (`warm_up`), for `copilot/stats`."""
         self.pipeline = CompletionService(
@@ -82,13 +87,36 @@ class CopilotService:
         self.settings = settings
         self.recorder.configure(settings.telemetry)
         self.engines.configure(settings.engine)
+        index = settings.context.workspace
+        self.workspace.indexer.configure(
+            index.enabled, Limits(index.max_file_bytes, index.max_files, tuple(index.exclude))
+        )
 
     def set_root(self, uri: str | None) -> None:
         """The workspace folder (from `initialize`): paths in prompts are relative to it."""
         self.workspace.set_root(uri)
 
+    def index_workspace(self, folder_uris: list[str]) -> None:
+        """Index the workspace folders in the background (`context.workspace`)."""
+        self.workspace.index_folders(folder_uris)
+
+    def files_changed(self, changes: list[tuple[str, bool]]) -> None:
+        """Files changed on disk: (uri, deleted) each."""
+        for uri, deleted in changes:
+            if deleted:
+                self.workspace.indexer.deleted(uri)
+            elif uri not in self.workspace:  # an open document's text is the editor's
+                self.workspace.indexer.changed(uri)
+
+    def shutdown(self) -> None:
+        """Stop indexing (its worker process ends with it)."""
+        self.workspace.indexer.close()
+
     def open(self, uri: str, language_id: str, version: int, text: str) -> None:
         self.workspace.open(uri, language_id, version, text)
+
+    def saved(self, uri: str) -> None:
+        self.workspace.saved(uri)
 
     def change(self, uri: str, version: int, edits: list[Edit], encoding: Encoding) -> None:
         """Apply the edits; DocumentError when they cannot be (see Workspace.change). A

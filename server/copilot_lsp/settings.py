@@ -15,18 +15,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     SecretStr,
     ValidationError,
     ValidationInfo,
     field_validator,
 )
-from pydantic.alias_generators import to_camel
 
 from copilot_lsp import paths
 from copilot_lsp.errors import ConfigError
+from copilot_lsp.settings_features import ContextSettings, NextEditSettings
+from copilot_lsp.settings_section import Section as _Section
 
 DEFAULT_ENGINE_URL = "http://127.0.0.1:8000/v1"
 SpeculativeMethod = Literal["eagle", "eagle3", "medusa", "draft_model", "ngram", "suffix"]
@@ -40,16 +39,6 @@ ACCEPTED_LENGTH_THRESHOLD = 1.10
 length (tokens per verification step). docs/speculative.md derives it ("Health per method")."""
 LENGTH_RECOVERY_MARGIN = 0.25
 """How far above its failover threshold the mean accepted length must come back to recover."""
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        populate_by_name=True,
-        extra="ignore",
-        use_attribute_docstrings=True,
-        validate_assignment=True,
-    )
 
 
 class EngineSettings(_Section):
@@ -296,30 +285,6 @@ class EditorSettings(_Section):
     text arriving faster is coalesced (the last state is always sent)."""
 
 
-class NextEditSettings(_Section):
-    """Next-edit suggestions (`textDocument/copilotInlineEdit`, docs/protocol.md): the model
-    rewrites a window of lines around the cursor and the server offers the difference."""
-
-    enabled: bool = False
-    """Answer next-edit requests at all. Off by default until the next-edit quality suite
-    (issue 29) shows the shipped formats help more than they distract: off, every request is
-    answered with no edits. GitHub Copilot's clients send `nextEditSuggestions.enabled` at the
-    top of their settings; that name is read too."""
-    format: str | None = None
-    """Prompt format: a file name in configs/nextedit (`qwen-repo`, `zeta`, `plain`). Unset:
-    the one that fits the served model (Zed's Zeta, Qwen2.5-Coder and the Sweep models), else
-    `plain`."""
-    lines_above: int = Field(default=10, ge=0, le=100)
-    """Lines above the cursor's line in the window the model rewrites."""
-    lines_below: int = Field(default=10, ge=0, le=100)
-    """Lines below the cursor's line in the window the model rewrites."""
-    history_chars: int = Field(default=3000, ge=0, le=100_000)
-    """Characters of recent edits (as diffs, newest first, over all files) in the prompt."""
-    max_changed_lines: int = Field(default=8, ge=1, le=200)
-    """The confidence rule: an answer changing more lines of the window than this is taken
-    for a model that lost its way, and nothing is offered."""
-
-
 class Settings(_Section):
     engine: EngineSettings = Field(default_factory=EngineSettings)
     completion: CompletionSettings = Field(default_factory=CompletionSettings)
@@ -327,6 +292,7 @@ class Settings(_Section):
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
     editor: EditorSettings = Field(default_factory=EditorSettings)
     next_edit_suggestions: NextEditSettings = Field(default_factory=NextEditSettings)
+    context: ContextSettings = Field(default_factory=ContextSettings)
 
 
 def settings_file() -> Path:

@@ -220,5 +220,7 @@ def _json(text: str) -> Any:
 
 def _is_structured(annotation: Any) -> bool:
     """Lists and tables come from the environment as JSON, as with pydantic-settings."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return True  # a subsection (`context.workspace`)
     kinds = {get_origin(annotation)} | {get_origin(arg) for arg in get_args(annotation)}
     return bool(kinds & {list, dict})

@@ -29,6 +29,7 @@ pytestmark = pytest.mark.timeout(60)
 API_KEY = "sk-test-SECRET-9f8e7d6c"
 SOURCE_MARKER = "TOP_SECRET_SOURCE_TOKEN"
 COMPLETION_MARKER = "generated_secret_value_77"
+ENV_MARKER = "DOTENV_SECRET_VALUE_31"
 
 
 async def test_tls_is_verified_by_default(tls_engine: FakeEngine) -> None:
@@ -136,6 +137,8 @@ async def test_no_key_or_source_in_logs_no_files_read_no_other_traffic(
     for folder in (workspace, outside):
         folder.mkdir()
         (folder / "secret.py").write_text(f"{SOURCE_MARKER} = 'on disk'\n")
+    # Indexed never: neither read by the index nor sent (context/workspace_files.py).
+    (workspace / ".env.py").write_text(f"{ENV_MARKER} = 'never sent'\n")
     events, stderr = tmp_path / "events.tsv", tmp_path / "stderr.log"
     engine = await FakeEngine().start()
     engine.replies = [Reply(status=500), Reply(chunks=[COMPLETION_MARKER])]
@@ -193,6 +196,8 @@ async def test_no_key_or_source_in_logs_no_files_read_no_other_traffic(
         await client.stop()
         await engine.stop()
 
+    # The workspace index's files reached the prompt; the secret one never did.
+    assert all(ENV_MARKER not in str(request.body) for request in engine.requests)
     # The key reached the engine, and only the engine.
     assert engine.requests[-1].headers["authorization"] == f"Bearer {API_KEY}"
     assert engine.other_paths == []
@@ -211,8 +216,10 @@ async def test_no_key_or_source_in_logs_no_files_read_no_other_traffic(
 
 
 def check_events(events: Path, workspace: Path, outside: Path, port: int) -> None:
-    """The server opened no file in the workspace or outside it (it reads none: documents
-    come over LSP), and connected to nothing but the engine."""
+    """The server process opened no file in the workspace or outside it (documents come over
+    LSP; the workspace index reads the workspace's files in a process of its own, which
+    never opens a secret: tests/unit/context/test_workspace_files.py), and connected to
+    nothing but the engine."""
     seen = events.read_text(encoding="utf-8", errors="replace").splitlines()
     opened = [line.split("\t", 1)[1] for line in seen if line.startswith("open\t")]
     assert opened, "the audit hook saw nothing"

@@ -82,14 +82,28 @@ def render_settings() -> str:
             "| setting | environment variable | type | default | meaning |",
             "|---|---|---|---|---|",
         ]
-        for name, field in section.model_fields.items():
-            key = f"{to_camel(section_name)}.{to_camel(name)}"
-            env = f"COPILOT_LSP_{section_name.upper()}_{name.upper()}"
-            lines.append(
-                f"| `{key}` | `{env}` | {_type_name(field.annotation)} | {_default(field)} "
-                f"| {_cell(field.description or '')}{_bounds(field)} |"
-            )
+        lines += _rows(section, to_camel(section_name), f"COPILOT_LSP_{section_name.upper()}")
     return "\n".join(lines) + "\n"
+
+
+def _rows(section: type[BaseModel], prefix: str, env_prefix: str) -> list[str]:
+    """One row per setting of `section`; a subsection's settings under its name, set from
+    the environment as one JSON object."""
+    rows = []
+    for name, field in section.model_fields.items():
+        key = f"{prefix}.{to_camel(name)}"
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            rows += _rows(annotation, key, f"{env_prefix}_{name.upper()}")
+            continue
+        env = f"`{env_prefix}_{name.upper()}`"
+        if "." in prefix:  # inside a subsection: a key of its variable's JSON object
+            env = f"`{env_prefix}` (JSON, key `{to_camel(name)}`)"
+        rows.append(
+            f"| `{key}` | {env} | {_type_name(annotation)} | {_default(field)} "
+            f"| {_cell(field.description or '')}{_bounds(field)} |"
+        )
+    return rows
 
 
 def render_commands() -> str:

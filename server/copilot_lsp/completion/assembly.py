@@ -3,9 +3,10 @@
 The budget is shared in a fixed order: the prefix window first (it matters most), then the
 suffix window (fill-in-the-middle formats only), then snippets in order of usefulness:
 headers of the definitions the cursor is in, the file's imports (when the window does not
-reach them), and definitions of names used near the cursor from this and other open
-documents. The window's first line snaps to a multiple of `ANCHOR` lines, so typing moves
-the prompt's start rarely and vLLM's prefix cache keeps serving the unchanged head.
+reach them), definitions of names used near the cursor from this and other open documents,
+code from the rest of the workspace (completion/crossfile.py), recently edited places. The
+window's first line snaps to a multiple of `ANCHOR` lines, so typing moves the prompt's start
+rarely and vLLM's prefix cache keeps serving the unchanged head.
 
 Everything before the cursor's line stays byte-identical while the user types on it: the
 cursor's line is charged a fixed `CURSOR_LINE_RESERVE` tokens (the window and the snippets
@@ -27,6 +28,7 @@ import tree_sitter
 
 from copilot_lsp.completion.alignment import split_trailing_whitespace
 from copilot_lsp.completion.budget import TokenCounter
+from copilot_lsp.completion.crossfile import Repository, charge
 from copilot_lsp.completion.templates import PromptTemplate, Snippet, comment_leader
 from copilot_lsp.completion.window import CursorContext
 from copilot_lsp.context import snippets
@@ -75,6 +77,8 @@ class PromptRequest:
     own_definitions: Callable[[], snippets.Definitions] | None = None
     others: Sequence[OtherDocument] = ()
     recent: Sequence[RecentChunk] = ()
+    repository: Repository | None = None
+    """Code from the other files of the workspace index (completion/crossfile.py)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,12 +209,17 @@ def _snippets(
         lambda: _definitions(request, context, first, last, used, budget, counter, deadline),
         (list[Snippet](), used),
     )
+    repository, used = _guarded(
+        "workspace index",
+        lambda: charge(request.repository, chosen, used, budget, counter, deadline),
+        (list[Snippet](), used),
+    )
     recent, used = _guarded(
         "recent edits",
         lambda: _recent(request, context, first, last, used, budget, counter, deadline),
         (list[Snippet](), used),
     )
-    return skeleton, chosen + recent, used
+    return skeleton, chosen + repository + recent, used
 
 
 def _skeleton(

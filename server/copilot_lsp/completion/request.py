@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import tree_sitter
 
 from copilot_lsp.completion.assembly import OtherDocument, PromptRequest, RecentChunk
+from copilot_lsp.completion.crossfile import Repository
 from copilot_lsp.completion.window import CursorContext, cursor_context
 from copilot_lsp.context import snippets
 from copilot_lsp.context.outline import Outline
@@ -67,6 +68,7 @@ def inline_request(
     own_definitions: DefinitionSource | None = None,
     others: Sequence[OtherDocument] = (),
     recent: Sequence[RecentChunk] = (),
+    repository: Repository | None = None,
 ) -> InlineRequest:
     """The request for the cursor at `offset` (code points) in `text`.
 
@@ -89,6 +91,7 @@ def inline_request(
             own_definitions=own_definitions,
             others=others,
             recent=recent,
+            repository=repository,
         ),
         version=version,
     )

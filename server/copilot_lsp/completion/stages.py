@@ -122,7 +122,9 @@ class InlineStages:
         options = settings.completion
         prompt_request = request.prompt
         prompt_format = await self.formats.resolve(settings.prompt, self.engine)
-        template = prompt_format.template_for(other_files=bool(prompt_request.others))
+        template = prompt_format.template_for(
+            other_files=bool(prompt_request.others) or prompt_request.repository is not None
+        )
         counter = prompt_format.counter
         if isinstance(counter, EngineTokenCounter):
             await counter.prefetch_lines(

@@ -1,15 +1,23 @@
 """The open documents and what completing in them draws on: each document's definitions, the
-places recently edited, paths as the model should see them. Builds the typed request for a
-cursor (completion/request.py) from all of that, in one place."""
+places recently edited, the workspace index of the files not open (context/indexer.py keeps
+it current, context/retrieval.py reads it), paths as the model should see them. Builds the
+typed request for a cursor (completion/request.py) from all of that, in one place."""
 
 from __future__ import annotations
+
+import bisect
+from collections.abc import Callable
+from concurrent.futures import Executor
 
 from copilot_lsp.completion.assembly import OtherDocument, RecentChunk
 from copilot_lsp.completion.request import InlineRequest, inline_request
 from copilot_lsp.context import snippets
 from copilot_lsp.context.documents import Document, DocumentStore, Edit
 from copilot_lsp.context.index import DefinitionIndex
+from copilot_lsp.context.indexer import WorkspaceIndexer, process_executor
 from copilot_lsp.context.recent import RecentPlaces
+from copilot_lsp.context.repo_index import RepoIndex
+from copilot_lsp.context.retrieval import Cursor, Retrieve, Retriever
 from copilot_lsp.errors import DocumentError
 from copilot_lsp.positions import Encoding, Position
 from copilot_lsp.settings import CompletionSettings
@@ -19,19 +27,33 @@ RECENT_CHUNKS = 6
 
 
 class Workspace:
-    def __init__(self) -> None:
+    def __init__(self, index_executor: Callable[[], Executor] = process_executor) -> None:
+        """`index_executor` makes where the workspace index reads and parses files (a process
+        of its own by default); nothing is indexed until `index_folders`."""
         self.documents = DocumentStore()
         self.definitions = DefinitionIndex()
         self.recent = RecentPlaces()
+        self.indexer = WorkspaceIndexer(RepoIndex(), self.open_text, executor=index_executor)
+        self.retriever = Retriever(self.indexer.index)
         self._root_uri: str | None = None
 
     def set_root(self, uri: str | None) -> None:
         """The workspace folder (from `initialize`): paths in prompts are relative to it."""
         self._root_uri = uri
 
+    def index_folders(self, uris: list[str]) -> None:
+        """Index these workspace folders in the background (the event loop must be running)."""
+        self.indexer.start(uris)
+
+    def open_text(self, uri: str) -> str | None:
+        """The text of `uri` as the editor holds it, when it is open (and in sync)."""
+        document = self.documents.find(uri)
+        return document.text if document is not None and document.in_sync else None
+
     def open(self, uri: str, language_id: str, version: int, text: str) -> None:
         self.documents.open(uri, language_id, version, text)
         snippets.prepare(language_id)
+        self.indexer.changed(uri)
 
     def change(self, uri: str, version: int, edits: list[Edit], encoding: Encoding) -> None:
         """Apply the client's edits (DocumentStore.change) and remember where they were."""
@@ -39,11 +61,17 @@ class Workspace:
         for edit in edits:
             if edit.start is not None:
                 self.recent.touch(uri, edit.start.line)
+        self.indexer.edited(uri)
+
+    def saved(self, uri: str) -> None:
+        self.indexer.changed(uri)
 
     def close(self, uri: str) -> None:
         self.documents.close(uri)
         self.definitions.forget(uri)
         self.recent.forget(uri)
+        self.retriever.forget(uri)
+        self.indexer.changed(uri)  # back to the file on disk
 
     def __contains__(self, uri: object) -> bool:
         return uri in self.documents
@@ -71,11 +99,12 @@ class Workspace:
         document = self.documents.get(uri)
         if not document.in_sync:
             return None
+        offset = document.offset(cursor, encoding)
         return inline_request(
             document.uri,
             document.language_id,
             document.text,
-            document.offset(cursor, encoding),
+            offset,
             automatic=automatic,
             options=options,
             version=document.version,
@@ -85,6 +114,24 @@ class Workspace:
             own_definitions=self.definitions.lazy(document) if document.syntax else None,
             others=self._others(document),
             recent=self._recent(document),
+            repository=self._repository(document, bisect.bisect_right(document.starts, offset) - 1),
+        )
+
+    def _repository(self, document: Document, line: int) -> Retrieve | None:
+        """The workspace index's code for a cursor on `line`; None while nothing indexes."""
+        if not self.indexer.folders or not self.indexer.enabled:
+            return None
+        located = self.indexer.locate(document.uri)
+        above = document.text[: document.starts[line]]
+        return self.retriever.lazy(
+            Cursor(
+                document.uri,
+                located[1] if located is not None else None,
+                document.language_id,
+                above,
+                line,
+                document.syntax.outline(document.text) if document.syntax else None,
+            )
         )
 
     def _others(self, document: Document) -> list[OtherDocument]:
@@ -116,6 +163,9 @@ class Workspace:
 
     def display_path(self, uri: str) -> str:
         """The document's path relative to the workspace root, as the model should see it."""
+        located = self.indexer.locate(uri)
+        if located is not None:
+            return located[1]
         root = self._root_uri
         if root and uri.startswith(root.rstrip("/") + "/"):
             return uri[len(root.rstrip("/")) + 1 :]

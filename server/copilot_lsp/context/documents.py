@@ -102,6 +102,9 @@ class DocumentStore:
         except KeyError:
             raise DocumentError(f"document {uri} is not open") from None
 
+    def find(self, uri: str) -> Document | None:
+        return self._documents.get(uri)
+
     def all(self) -> list[Document]:
         return list(self._documents.values())
 

@@ -7,6 +7,7 @@ accept-tracking notifications in notifications.py, the method names in methods.p
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from typing import Any, cast
@@ -18,7 +19,7 @@ from pygls.lsp.server import LanguageServer
 from copilot_lsp import __version__
 from copilot_lsp.context.documents import Edit
 from copilot_lsp.errors import ConfigError, DocumentError
-from copilot_lsp.lsp import methods, notifications
+from copilot_lsp.lsp import indexing, methods, notifications
 from copilot_lsp.lsp.configuration import SECTIONS, SettingsLayers
 from copilot_lsp.lsp.methods import ACCEPT_COMMAND, ACCEPT_NEXT_EDIT_COMMAND, STATS_REQUEST
 from copilot_lsp.lsp.pygls_guard import CopilotProtocol, serve_stdio
@@ -43,7 +44,10 @@ class CopilotServer(LanguageServer):
             ),
             on_engine_state=self._engine_state_changed,
             notify=self._tell,
+            on_index_progress=indexing.IndexProgress(self),
         )
+        self.folders: list[str] = []
+        """The workspace folders `initialize` named (indexed once settings are known)."""
         self.layers = SettingsLayers(
             self.service.configure, warn=self._warn, deprecated=self._deprecated
         )
@@ -110,6 +114,7 @@ server = CopilotServer()
 @server.feature(types.INITIALIZE)
 def initialize(ls: CopilotServer, params: types.InitializeParams) -> None:
     ls.service.set_root(ls.workspace.root_uri)
+    ls.folders = indexing.folders(params)
     ls.layers.load_base()
     ls.layers.set_layer("initializationOptions", params.initialization_options)
 
@@ -117,6 +122,9 @@ def initialize(ls: CopilotServer, params: types.InitializeParams) -> None:
 @server.feature(types.INITIALIZED)
 async def initialized(ls: CopilotServer, params: types.InitializedParams) -> None:
     await _pull_configuration(ls)
+    ls.service.index_workspace(ls.folders)  # in the background, with the settings known
+    if ls.folders and indexing.can_watch(ls.client_capabilities):
+        asyncio.get_running_loop().create_task(indexing.register_watchers(ls))
     await ls.service.warm_up()  # the HTTP client and the prompt format, before the first key
 
 
@@ -166,6 +174,21 @@ def _edits(params: types.DidChangeTextDocumentParams) -> list[Edit]:
         else:
             edits.append(Edit(change.text))
     return edits
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: CopilotServer, params: types.DidSaveTextDocumentParams) -> None:
+    ls.service.saved(params.text_document.uri)
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def did_change_watched_files(ls: CopilotServer, params: types.DidChangeWatchedFilesParams) -> None:
+    ls.service.files_changed(indexing.changes(params))
+
+
+@server.feature(types.SHUTDOWN)
+def shutdown(ls: CopilotServer, params: Any) -> None:
+    ls.service.shutdown()
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)

@@ -1,0 +1,218 @@
+"""What the workspace index keeps of one file: its definitions with their headers, its module
+name, and windows of lines as identifier sets for similarity.
+
+`summarize` parses with tree-sitter (the definition queries of context/queries.py); it runs
+in the indexing process (context/indexer.py), never on the event loop, and what it returns is
+plain data that pickles.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import tree_sitter
+
+from copilot_lsp.context.languages import FAMILY, grammar
+from copilot_lsp.context.outline import tree_source
+from copilot_lsp.context.queries import DEFINITIONS, KEYWORDS
+from copilot_lsp.context.snippets import definition_query, describe
+from copilot_lsp.context.workspace_files import Limits, admitted, readable_size
+
+logger = logging.getLogger(__name__)
+
+WINDOW_LINES = 20
+WINDOW_STRIDE = 10
+MAX_WINDOWS = 400
+"""Windows kept per file (the first 4,000 lines): similarity needs no more of one file."""
+MIN_WINDOW_TOKENS = 4
+MAX_ASSIGNMENT_CHARS = 120
+
+CONTAINERS = frozenset(
+    {
+        "class_definition",
+        "class_declaration",
+        "abstract_class_declaration",
+        "interface_declaration",
+        "impl_item",
+        "trait_item",
+        "mod_item",
+    }
+)
+"""Definitions whose members are part of what a file offers (a function's locals are not)."""
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    name: str
+    header: str
+    """Its signature lines (context/snippets.py `header_of`)."""
+    line: int
+    top_level: bool
+    """Defined at the top of the file (what `import m; m.name` reaches)."""
+    container: str = ""
+    """The class (impl, trait) it is a member of; "" at the top level."""
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    start: int
+    """First line (0-based); the window is `WINDOW_LINES` lines from here."""
+    text: str
+    tokens: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class FileSummary:
+    relative: str
+    """The path under its workspace folder (posix)."""
+    language_id: str
+    module: str | None
+    """Python: the dotted module name; other languages: the path without its extension."""
+    symbols: tuple[Symbol, ...]
+    windows: tuple[Window, ...]
+
+
+def tokens(text: str) -> frozenset[str]:
+    """The identifiers of `text` similarity compares (three characters or more, no keyword)."""
+    return frozenset(word for word in _IDENTIFIER.findall(text) if word.lower() not in KEYWORDS)
+
+
+@functools.lru_cache(maxsize=4096)
+def module_name(relative: str, language_id: str) -> str | None:
+    """`pkg/sub/mod.py` -> `pkg.sub.mod`, `pkg/__init__.py` -> `pkg`; for other languages the
+    path without its extension (`src/util/index.ts` -> `src/util`)."""
+    path = PurePosixPath(relative)
+    parts = list(path.with_suffix("").parts)
+    if language_id != "python":
+        if parts and parts[-1] == "index" and len(parts) > 1:
+            parts.pop()
+        return "/".join(parts) or None
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    if not parts or not all(part.isidentifier() for part in parts):
+        return None
+    return ".".join(parts)
+
+
+def summarize(relative: str, language_id: str, text: str) -> FileSummary:
+    """What the index keeps of `text`, the content of `relative` (a `language_id` file)."""
+    symbols: list[Symbol] = []
+    language = grammar(language_id)
+    if language is not None:
+        tree = tree_sitter.Parser(language).parse(text.encode("utf-8", "surrogatepass"))
+        symbols = _symbols(tree, language_id)
+    return FileSummary(
+        relative, language_id, module_name(relative, language_id), tuple(symbols), _windows(text)
+    )
+
+
+def summarize_file(
+    root: Path, relative: str, language_id: str, text: str | None, check: bool, limits: Limits
+) -> FileSummary | None:
+    """`summarize` of a file: of `text` when the editor has it open, else read from disk.
+    With `check`, only when the file passes discovery's rules (it was not discovered: it was
+    created, saved or opened since). None: the file is gone, unreadable or not admitted."""
+    if check and not admitted(root, relative, limits):
+        return None
+    if text is None:
+        size = readable_size(root / relative)
+        if size is None or size > limits.max_file_bytes:
+            return None
+        try:
+            text = (root / relative).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+    elif len(text) > limits.max_file_bytes:
+        return None
+    return summarize(relative, language_id, text)
+
+
+def _symbols(tree: tree_sitter.Tree, language_id: str) -> list[Symbol]:
+    query = definition_query(language_id)
+    found: list[Symbol] = []
+    if query is None:
+        return found
+    kinds = DEFINITIONS.get(FAMILY.get(language_id, ""), {})
+    source = tree_source(tree)
+    for _, captures in tree_sitter.QueryCursor(query).matches(tree.root_node):
+        node = captures["definition"][0]
+        container = _container(node, kinds, source)
+        if container is None:
+            continue  # local to a function
+        name, header = describe(node, captures["name"][0], source)
+        found.append(Symbol(name, header, node.start_point[0], not container, container))
+    if language_id == "python":
+        found += _assignments(tree.root_node, source)
+    found.sort(key=lambda symbol: symbol.line)
+    return found
+
+
+def _container(node: tree_sitter.Node, kinds: dict[str, str], source: bytes) -> str | None:
+    """The name of the class (impl, trait) `node` is a member of, "" at the top level, None
+    inside a function."""
+    names: list[str] = []
+    parent = node.parent
+    while parent is not None:
+        if parent.type in kinds:
+            if parent.type not in CONTAINERS:
+                return None
+            field = parent.child_by_field_name(kinds[parent.type])
+            if field is not None:
+                names.append(source[field.start_byte : field.end_byte].decode("utf-8", "replace"))
+        parent = parent.parent
+    return ".".join(reversed(names))
+
+
+def _assignments(root: tree_sitter.Node, source: bytes) -> list[Symbol]:
+    """Top-level `NAME = …` of a Python module: its first line, as part of the module's API."""
+    found: list[Symbol] = []
+    for statement in root.children:
+        if statement.type != "expression_statement" or not statement.named_children:
+            continue
+        assignment = statement.named_children[0]
+        left = assignment.child_by_field_name("left") if assignment.type == "assignment" else None
+        if left is None or left.type != "identifier":
+            continue
+        name = source[left.start_byte : left.end_byte].decode("utf-8", "replace")
+        line = source[statement.start_byte : statement.end_byte].split(b"\n", 1)[0]
+        header = line.decode("utf-8", "replace").rstrip()[:MAX_ASSIGNMENT_CHARS]
+        found.append(Symbol(name, header, statement.start_point[0], True))
+    return found
+
+
+def _windows(text: str) -> tuple[Window, ...]:
+    lines = text.split("\n")
+    windows: list[Window] = []
+    last_start = max(0, len(lines) - WINDOW_LINES)
+    starts = list(range(0, last_start + 1, WINDOW_STRIDE))
+    if starts[-1] != last_start:
+        starts.append(last_start)  # the file's last lines too
+    for start in starts[:MAX_WINDOWS]:
+        body = "\n".join(lines[start : start + WINDOW_LINES]).strip("\n")
+        found = tokens(body)
+        if len(found) >= MIN_WINDOW_TOKENS:
+            windows.append(Window(start, body, found))
+    return tuple(windows)
+
+
+Item = tuple[str, str, str, "str | None", bool]
+"""(folder, relative path, language id, the open text or None, check): one file to summarize
+(`summarize_file`'s arguments but the limits), as it crosses to the indexing process."""
+
+
+def summarize_batch(items: list[Item], limits: Limits) -> list[FileSummary | None]:
+    """`summarize_file` of each item; a file that fails is None (left out of the index)."""
+    found: list[FileSummary | None] = []
+    for folder, relative, language_id, text, check in items:
+        try:
+            found.append(summarize_file(Path(folder), relative, language_id, text, check, limits))
+        except Exception:  # one odd file costs itself, never the batch
+            logger.debug("could not index %s", relative, exc_info=True)
+            found.append(None)
+    return found

@@ -1,0 +1,174 @@
+"""The workspace index: every indexed file's summary (context/file_summary.py), and the
+tables that make retrieval a dictionary lookup: definitions by name, files by module name,
+and windows by identifier (an inverted index, so that ranking similar code never scans all
+files).
+
+Owned by the event loop: summaries are computed elsewhere (context/indexer.py) and added
+here one file at a time, each a few milliseconds at most.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from copilot_lsp.context.file_summary import FileSummary, Symbol, Window
+
+COMMON_POSTINGS = 400
+"""An identifier in more windows than this (`self`, `return`'s neighbours) does not pick
+candidates: it would cost a long list for no discrimination. Scores still count it."""
+CANDIDATES = 32
+"""Windows scored exactly per query (the ones sharing most uncommon identifiers)."""
+QUERY_TOKENS = 32
+"""The query's rarest identifiers that pick candidates."""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedFile:
+    uri: str
+    path: str
+    """As the model sees it: relative to its workspace folder."""
+    summary: FileSummary
+
+    @property
+    def module(self) -> str | None:
+        return self.summary.module
+
+    @property
+    def language_id(self) -> str:
+        return self.summary.language_id
+
+
+@dataclass(frozen=True, slots=True)
+class Similar:
+    file: IndexedFile
+    window: Window
+    score: float
+
+
+class RepoIndex:
+    def __init__(self) -> None:
+        self.files: dict[str, IndexedFile] = {}
+        self._by_name: dict[str, dict[str, Symbol]] = {}
+        """name -> uri -> its first definition in that file."""
+        self._modules: dict[str, str] = {}
+        """module name -> uri."""
+        self._by_last: dict[str, set[str]] = {}
+        """the module name's last part -> module names (for `copilot_lsp.x` under `server/`)."""
+        self._windows: dict[int, tuple[str, Window]] = {}
+        self._postings: dict[str, set[int]] = {}
+        self._file_windows: dict[str, list[int]] = {}
+        self._next_window = 0
+        self.generation = 0
+        """Bumped on every change."""
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def __contains__(self, uri: object) -> bool:
+        return uri in self.files
+
+    def put(self, uri: str, path: str, summary: FileSummary) -> None:
+        """Index `summary` as the content of `uri` (replacing what was indexed for it)."""
+        self.remove(uri)
+        indexed = IndexedFile(uri, path, summary)
+        self.files[uri] = indexed
+        for symbol in summary.symbols:
+            self._by_name.setdefault(symbol.name, {}).setdefault(uri, symbol)
+        if summary.module:
+            self._modules[summary.module] = uri
+            self._by_last.setdefault(_last(summary.module), set()).add(summary.module)
+        ids = []
+        for window in summary.windows:
+            number = self._next_window
+            self._next_window += 1
+            self._windows[number] = (uri, window)
+            for token in window.tokens:
+                self._postings.setdefault(token, set()).add(number)
+            ids.append(number)
+        self._file_windows[uri] = ids
+        self.generation += 1
+
+    def remove(self, uri: str) -> None:
+        indexed = self.files.pop(uri, None)
+        if indexed is None:
+            return
+        summary = indexed.summary
+        for symbol in summary.symbols:
+            owners = self._by_name.get(symbol.name)
+            if owners is not None:
+                owners.pop(uri, None)
+                if not owners:
+                    del self._by_name[symbol.name]
+        if summary.module and self._modules.get(summary.module) == uri:
+            del self._modules[summary.module]
+            names = self._by_last.get(_last(summary.module), set())
+            names.discard(summary.module)
+        for number in self._file_windows.pop(uri, []):
+            _, window = self._windows.pop(number)
+            for token in window.tokens:
+                posting = self._postings.get(token)
+                if posting is not None:
+                    posting.discard(number)
+                    if not posting:
+                        del self._postings[token]
+        self.generation += 1
+
+    def clear(self) -> None:
+        for uri in list(self.files):
+            self.remove(uri)
+
+    def module(self, name: str) -> IndexedFile | None:
+        """The file of module `name`: exactly, else the one whose name ends with it (shortest
+        first: `pkg.mod` is `src.pkg.mod` when the code lives under `src/`)."""
+        uri = self._modules.get(name)
+        if uri is None:
+            separator = "/" if "/" in name else "."
+            endings = [
+                module
+                for module in self._by_last.get(_last(name), ())
+                if module.endswith(separator + name)
+            ]
+            if endings:
+                uri = self._modules[min(endings, key=lambda module: (len(module), module))]
+        return self.files.get(uri) if uri is not None else None
+
+    def definitions(self, name: str) -> dict[str, Symbol]:
+        """uri -> the first definition of `name` in that file."""
+        return self._by_name.get(name, {})
+
+    def similar(
+        self, query: frozenset[str], exclude: Iterable[str] = (), limit: int = 3
+    ) -> list[Similar]:
+        """The windows most like `query` (Jaccard of identifier sets), best first, one per
+        file, none of the files in `exclude`."""
+        postings = sorted(
+            (posting for token in query if (posting := self._postings.get(token))),
+            key=len,
+        )
+        counts: Counter[int] = Counter()
+        for posting in postings[:QUERY_TOKENS]:
+            if len(posting) > COMMON_POSTINGS:
+                break
+            counts.update(posting)
+        skip = set(exclude)
+        scored: list[tuple[float, str, int, str, Window]] = []
+        for number, _ in counts.most_common(CANDIDATES):
+            uri, window = self._windows[number]
+            if uri not in skip:
+                shared = len(query & window.tokens)  # Jaccard, without building the union
+                score = shared / (len(query) + len(window.tokens) - shared)
+                scored.append((score, self.files[uri].path, window.start, uri, window))
+        scored.sort(key=lambda item: (-item[0], item[1], item[2]))
+        chosen: list[Similar] = []
+        seen: set[str] = set()
+        for score, _, _, uri, window in scored:
+            if uri not in seen:
+                seen.add(uri)
+                chosen.append(Similar(self.files[uri], window, score))
+        return chosen[:limit]
+
+
+def _last(module: str) -> str:
+    return module.replace("/", ".").rsplit(".", 1)[-1]

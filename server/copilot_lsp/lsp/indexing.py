@@ -1,0 +1,109 @@
+"""The workspace index over LSP: the folders `initialize` names, file watchers registered
+with the client, and the first pass reported as work-done progress."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from lsprotocol import types
+
+from copilot_lsp.context.workspace_files import EXTENSIONS
+
+logger = logging.getLogger(__name__)
+
+WATCHER_ID = "copilot-lsp/workspace-index"
+WATCHED = "**/*.{" + ",".join(sorted(suffix[1:] for suffix in EXTENSIONS)) + "}"
+PROGRESS_TOKEN = "copilot-lsp/indexing"
+
+
+def folders(params: types.InitializeParams) -> list[str]:
+    """The workspace folders' URIs: `workspaceFolders`, else `rootUri`, else `rootPath`."""
+    if params.workspace_folders:
+        return [folder.uri for folder in params.workspace_folders]
+    if params.root_uri:
+        return [params.root_uri]
+    if params.root_path:
+        from pathlib import Path
+
+        return [Path(params.root_path).resolve().as_uri()]
+    return []
+
+
+def can_watch(capabilities: types.ClientCapabilities) -> bool:
+    watched = capabilities.workspace and capabilities.workspace.did_change_watched_files
+    return bool(watched and watched.dynamic_registration)
+
+
+async def register_watchers(server: Any) -> None:
+    """Ask the client to tell `workspace/didChangeWatchedFiles` for the indexed languages."""
+    options = types.DidChangeWatchedFilesRegistrationOptions(
+        watchers=[types.FileSystemWatcher(glob_pattern=WATCHED)]
+    )
+    registration = types.Registration(
+        id=WATCHER_ID, method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options
+    )
+    try:
+        await server.client_register_capability_async(types.RegistrationParams([registration]))
+    except Exception as error:  # the index then follows saves and open documents only
+        logger.warning("the client did not register the file watchers: %s", error)
+
+
+def changes(params: types.DidChangeWatchedFilesParams) -> list[tuple[str, bool]]:
+    """(uri, deleted) per event."""
+    return [(event.uri, event.type == types.FileChangeType.Deleted) for event in params.changes]
+
+
+class IndexProgress:
+    """The first pass of the index as `$/progress` begin, report… end, when the client
+    supports `window.workDoneProgress` (else nothing is sent)."""
+
+    def __init__(self, server: Any) -> None:
+        self._server = server
+        self._latest: tuple[int, int, bool] | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._token = ""
+        self._passes = 0
+
+    def __call__(self, done: int, total: int, finished: bool) -> None:
+        window = self._server.client_capabilities.window
+        if not (window and window.work_done_progress):
+            return
+        self._latest = (done, total, finished)
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._send())
+
+    async def _send(self) -> None:
+        progress = self._server.work_done_progress
+        while self._latest is not None:
+            done, total, finished = self._latest
+            self._latest = None
+            message = f"indexing {done:,} of {total:,} files"
+            if not self._token:
+                self._passes += 1
+                token = f"{PROGRESS_TOKEN}/{self._passes}"
+                try:
+                    await progress.create_async(token)
+                except Exception as error:
+                    logger.warning("no indexing progress: %s", error)
+                    return
+                self._token = token
+                begin = types.WorkDoneProgressBegin(
+                    title="copilot-lsp", message=message, percentage=_percent(done, total)
+                )
+                progress.begin(token, begin)
+            if finished:
+                end = types.WorkDoneProgressEnd(message=f"indexed {total:,} files")
+                progress.end(self._token, end)
+                progress.tokens.pop(self._token, None)
+                self._token = ""
+            elif done:
+                report = types.WorkDoneProgressReport(
+                    message=message, percentage=_percent(done, total)
+                )
+                progress.report(self._token, report)
+
+
+def _percent(done: int, total: int) -> int:
+    return round(100 * done / total) if total else 100

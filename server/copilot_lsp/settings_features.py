@@ -1,0 +1,59 @@
+"""Settings sections of the features beside inline completion: next-edit suggestions and the
+workspace index (the settings tree itself is in settings.py)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from copilot_lsp.settings_section import Section
+
+
+class NextEditSettings(Section):
+    """Next-edit suggestions (`textDocument/copilotInlineEdit`, docs/protocol.md): the model
+    rewrites a window of lines around the cursor and the server offers the difference."""
+
+    enabled: bool = False
+    """Answer next-edit requests at all. Off by default until the next-edit quality suite
+    (issue 29) shows the shipped formats help more than they distract: off, every request is
+    answered with no edits. GitHub Copilot's clients send `nextEditSuggestions.enabled` at the
+    top of their settings; that name is read too."""
+    format: str | None = None
+    """Prompt format: a file name in configs/nextedit (`qwen-repo`, `zeta`, `plain`). Unset:
+    the one that fits the served model (Zed's Zeta, Qwen2.5-Coder and the Sweep models), else
+    `plain`."""
+    lines_above: int = Field(default=10, ge=0, le=100)
+    """Lines above the cursor's line in the window the model rewrites."""
+    lines_below: int = Field(default=10, ge=0, le=100)
+    """Lines below the cursor's line in the window the model rewrites."""
+    history_chars: int = Field(default=3000, ge=0, le=100_000)
+    """Characters of recent edits (as diffs, newest first, over all files) in the prompt."""
+    max_changed_lines: int = Field(default=8, ge=1, le=200)
+    """The confidence rule: an answer changing more lines of the window than this is taken
+    for a model that lost its way, and nothing is offered."""
+
+
+class WorkspaceIndexSettings(Section):
+    """The workspace index (`context.workspace`)."""
+
+    enabled: bool = True
+    """Index the workspace folders the editor names (`initialize`); off: completions see the
+    open documents only."""
+    exclude: list[str] = Field(default_factory=list)
+    """Globs (gitignore syntax, relative to the workspace folder) never indexed, on top of the
+    built-in list of secrets."""
+    max_file_bytes: int = Field(default=1_000_000, ge=1, le=100_000_000)
+    """Larger files are not indexed."""
+    max_files: int = Field(default=20_000, ge=0, le=1_000_000)
+    """Files indexed at most, over all workspace folders (in path order)."""
+
+
+class ContextSettings(Section):
+    """What completions draw on besides the open documents. The workspace index reads the
+    other files of the workspace folders in the background (imported modules' API,
+    definitions, similar code): the files git would track (or that no `.gitignore` excludes)
+    in the languages with a grammar, and never secrets: `.env*`, `*.pem`, `*.key`, `id_rsa*`,
+    `*.p12`, `*.pfx`, `.npmrc`, `.pypirc`, `.netrc`, credentials files, nor the `exclude`
+    globs (docs/reliability.md)."""
+
+    workspace: WorkspaceIndexSettings = Field(default_factory=WorkspaceIndexSettings)
+    """The workspace index."""

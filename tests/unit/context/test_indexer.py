@@ -1,0 +1,103 @@
+"""The background indexer: a first pass with progress, then changes, saves and open documents."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from copilot_lsp.context.indexer import WorkspaceIndexer
+from copilot_lsp.context.repo_index import RepoIndex
+from copilot_lsp.context.workspace_files import Limits
+from tests.unit.context.workspace_fixtures import SECRET, write_package
+
+pytestmark = pytest.mark.timeout(60)
+
+
+class Harness:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.open: dict[str, str] = {}
+        self.progress: list[tuple[int, int, bool]] = []
+        self.indexer = WorkspaceIndexer(
+            RepoIndex(),
+            self.open.get,
+            executor=lambda: ThreadPoolExecutor(max_workers=1),
+            on_progress=lambda *report: self.progress.append(report),
+            reindex_delay_s=0.01,
+        )
+
+    def uri(self, relative: str) -> str:
+        return (self.root / relative).as_uri()
+
+    async def settled(self) -> None:
+        await asyncio.sleep(0.05)
+        await asyncio.wait_for(self.indexer.idle.wait(), 20)
+
+    def defines(self, name: str, relative: str) -> bool:
+        return self.uri(relative) in self.indexer.index.definitions(name)
+
+
+@pytest.fixture
+async def harness(tmp_path: Path) -> AsyncIterator[Harness]:
+    write_package(tmp_path)
+    (tmp_path / ".env.py").write_text(f"TOKEN = '{SECRET}'\n", encoding="utf-8")
+    made = Harness(tmp_path)
+    made.indexer.start([tmp_path.as_uri()])
+    await made.settled()
+    yield made
+    made.indexer.close()
+
+
+async def test_the_first_pass_indexes_the_package_and_reports_progress(harness: Harness) -> None:
+    assert harness.defines("compute_total", "pkg/mod.py")
+    assert len(harness.indexer.index) == 6  # the package, not the secret
+    assert harness.progress[0] == (0, 6, False)
+    assert harness.progress[-1] == (6, 6, True)
+
+
+async def test_changes_on_disk_and_deletions_reach_the_index(harness: Harness) -> None:
+    path = harness.root / "pkg" / "x.py"
+    path.write_text("def renamed_report() -> str:\n    return ''\n", encoding="utf-8")
+    harness.indexer.changed(harness.uri("pkg/x.py"))
+    (harness.root / "pkg" / "added.py").write_text("def added_fn() -> None:\n    pass\n")
+    harness.indexer.changed(harness.uri("pkg/added.py"))
+    await harness.settled()
+    assert harness.defines("renamed_report", "pkg/x.py")
+    assert not harness.defines("format_report", "pkg/x.py")
+    assert harness.defines("added_fn", "pkg/added.py")
+    harness.indexer.deleted(harness.uri("pkg/added.py"))
+    assert not harness.defines("added_fn", "pkg/added.py")
+
+
+async def test_an_open_document_overrides_its_file(harness: Harness) -> None:
+    uri = harness.uri("pkg/x.py")
+    harness.open[uri] = "def typed_in_editor() -> None:\n    pass\n"
+    harness.indexer.edited(uri)
+    await harness.settled()
+    assert harness.defines("typed_in_editor", "pkg/x.py")
+    del harness.open[uri]
+    harness.indexer.changed(uri)  # closed: back to the disk
+    await harness.settled()
+    assert harness.defines("format_report", "pkg/x.py")
+
+
+async def test_a_secret_created_later_is_never_indexed(harness: Harness) -> None:
+    (harness.root / "credentials.py").write_text(f"PASSWORD = '{SECRET}'\n", encoding="utf-8")
+    harness.indexer.changed(harness.uri("credentials.py"))
+    harness.open[harness.uri(".env.py")] = f"TOKEN = '{SECRET}'\n"
+    harness.indexer.changed(harness.uri(".env.py"))
+    await harness.settled()
+    assert harness.uri("credentials.py") not in harness.indexer.index
+    assert harness.uri(".env.py") not in harness.indexer.index
+
+
+async def test_turning_the_index_off_empties_it(harness: Harness) -> None:
+    harness.indexer.configure(False, Limits())
+    assert len(harness.indexer.index) == 0
+    harness.indexer.configure(True, Limits(max_files=2))
+    await harness.settled()
+    assert len(harness.indexer.index) == 2

@@ -1,0 +1,77 @@
+"""The workspace index: per-file definitions, module names, similar windows."""
+
+from __future__ import annotations
+
+from copilot_lsp.context.file_summary import module_name, summarize, tokens
+from copilot_lsp.context.repo_index import RepoIndex
+from copilot_lsp.context.retrieval import module_api
+from tests.unit.context.workspace_fixtures import FILES, indexed
+
+
+def test_module_names_follow_packages() -> None:
+    assert module_name("pkg/mod.py", "python") == "pkg.mod"
+    assert module_name("pkg/__init__.py", "python") == "pkg"
+    assert module_name("my-scripts/run.py", "python") is None
+    assert module_name("src/util/index.ts", "typescript") == "src/util"
+
+
+def test_definitions_are_top_level_and_class_members_not_locals() -> None:
+    summary = summarize("pkg/mod.py", "python", FILES["pkg/mod.py"])
+    names = {symbol.name: symbol for symbol in summary.symbols}
+    assert names["compute_total"].top_level
+    assert names["compute_total"].header.startswith("def compute_total(items: list[int]")
+    assert names["add_entry"].container == "Ledger" and not names["add_entry"].top_level
+    assert names["RATE"].header == "RATE = 0.2"
+    assert "local_only" not in names
+
+
+def test_module_api_lists_public_names_with_signatures() -> None:
+    index = indexed()
+    module = index.module("pkg.mod")
+    assert module is not None and module.path == "pkg/mod.py"
+    api = module_api(module)
+    assert "RATE = 0.2" in api
+    assert "def compute_total(items: list[int], tax: float = RATE) -> float: ..." in api
+    assert "class Ledger:\n    def __init__(self, owner: str) -> None: ..." in api
+    assert "_private_helper" not in api and "local_only" not in api
+
+
+def test_a_module_is_found_by_the_end_of_its_name() -> None:
+    index = RepoIndex()
+    index.put(
+        "file:///ws/src/pkg/mod.py",
+        "src/pkg/mod.py",
+        summarize("src/pkg/mod.py", "python", "def f():\n    pass\n"),
+    )
+    found = index.module("pkg.mod")
+    assert found is not None and found.path == "src/pkg/mod.py"
+    assert index.module("kg.mod") is None
+
+
+def test_putting_a_file_again_replaces_and_removing_forgets_it() -> None:
+    index = indexed()
+    uri = "file:///ws/pkg/x.py"
+    assert uri in index.definitions("format_report")
+    index.put(
+        uri, "pkg/x.py", summarize("pkg/x.py", "python", "def renamed() -> None:\n    pass\n")
+    )
+    assert uri not in index.definitions("format_report")
+    assert uri in index.definitions("renamed")
+    index.remove(uri)
+    assert not index.definitions("renamed")
+    assert index.module("pkg.x") is None
+
+
+def test_similar_windows_rank_by_shared_identifiers_one_per_file() -> None:
+    files = {
+        "a.py": "\n".join(f"invoice_total = invoice_lines + invoice_tax_{i}" for i in range(30)),
+        "b.py": "\n".join(f"shipping_cost = parcel_weight * carrier_rate_{i}" for i in range(30)),
+        "c.py": "def unrelated_function(alpha, beta, gamma):\n    return alpha\n",
+    }
+    index = indexed(files)
+    query = tokens("total = invoice_total + invoice_lines + invoice_tax_3 + parcel_weight")
+    found = index.similar(query, limit=3)
+    assert [item.file.path for item in found][:2] == ["a.py", "b.py"]
+    assert found[0].score > found[1].score
+    assert len({item.file.path for item in found}) == len(found)
+    assert index.similar(query, exclude=["file:///ws/a.py"])[0].file.path == "b.py"

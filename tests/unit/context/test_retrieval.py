@@ -1,0 +1,107 @@
+"""Retrieval for a cursor: imports followed to their modules, definitions, similar code."""
+
+from __future__ import annotations
+
+import time
+
+from copilot_lsp.context import imports
+from copilot_lsp.context.imports import Imported
+from copilot_lsp.context.retrieval import Cursor, Retriever, gather
+from copilot_lsp.context.syntax import SyntaxTree
+from tests.unit.context.workspace_fixtures import indexed
+
+FAR = 3600.0
+
+
+def cursor(text: str, relative: str = "app/main.py") -> Cursor:
+    syntax = SyntaxTree.for_language("python", text)
+    assert syntax is not None
+    line = text.count("\n")
+    above = text[: len(text) - len(text.split("\n")[-1])]
+    return Cursor(f"file:///ws/{relative}", relative, "python", above, line, syntax.outline(text))
+
+
+def found_for(text: str, relative: str = "app/main.py") -> list[tuple[str, str, str]]:
+    items, complete = gather(indexed(), cursor(text, relative), time.perf_counter() + FAR)
+    assert complete
+    return [(item.kind, item.path, item.text) for item in items]
+
+
+def test_import_parsing_binds_aliases_names_and_relative_modules() -> None:
+    assert imports.parse("import pkg.mod as m", "python", "a.py") == [Imported("pkg.mod", "m")]
+    assert imports.parse("from pkg.x import (f,\n  g as h)", "python", "a.py") == [
+        Imported("pkg.x", "f", "f"),
+        Imported("pkg.x", "h", "g"),
+    ]
+    assert imports.parse("from ..mod import f", "python", "pkg/sub/deep.py") == [
+        Imported("pkg.mod", "f", "f")
+    ]
+    assert imports.parse("from . import sibling", "python", "pkg/sub/__init__.py") == [
+        Imported("pkg.sub", "sibling", "sibling")
+    ]
+    assert imports.parse(
+        "import { a, b as c } from '../lib/util'", "typescript", "src/app/x.ts"
+    ) == [
+        Imported("src/lib/util", "a", "a"),
+        Imported("src/lib/util", "c", "b"),
+    ]
+
+
+def test_an_aliased_module_brings_its_public_api() -> None:
+    found = found_for("import pkg.mod as m\n\ntotal = 3\nm.")
+    kind, path, text = found[0]
+    assert (kind, path) == ("imported module", "pkg/mod.py")
+    assert "def compute_total(items: list[int], tax: float = RATE) -> float: ..." in text
+
+
+def test_a_name_imported_from_a_module_brings_its_header() -> None:
+    found = found_for("from pkg.x import format_report\n\nvalue = 1\n")
+    assert (
+        "definition",
+        "pkg/x.py",
+        "def format_report(total: float, currency: str) -> str: ...",
+    ) in found
+
+
+def test_relative_imports_resolve_against_the_file() -> None:
+    found = found_for(
+        "from ..mod import compute_total\nfrom . import sibling\n\nx = 1\n", "pkg/sub/new.py"
+    )
+    paths = [(kind, path) for kind, path, _ in found]
+    assert ("definition", "pkg/mod.py") in paths
+    assert ("imported module", "pkg/sub/sibling.py") in paths
+
+
+def test_the_import_used_nearest_the_cursor_comes_first() -> None:
+    text = (
+        "import pkg.mod as m\nimport pkg.x as x\n\nm.compute_total([])\nx.format_report(1.0, 'e')\n"
+    )
+    paths = [path for kind, path, _ in found_for(text) if kind == "imported module"]
+    assert paths == ["pkg/x.py", "pkg/mod.py"]
+
+
+def test_names_used_near_the_cursor_are_found_in_files_not_imported() -> None:
+    found = found_for("value = sibling_function(True)\n")
+    assert (
+        "definition",
+        "pkg/sub/sibling.py",
+        "def sibling_function(flag: bool) -> str: ...",
+    ) in found
+
+
+def test_the_cursor_line_never_changes_what_is_retrieved() -> None:
+    index = indexed()
+    retriever = Retriever(index)
+    head = "import pkg.mod as m\n\nvalue = sibling_function(True)\n"
+    first = retriever.lazy(cursor(head + "m"))(time.perf_counter() + FAR)
+    index.remove("file:///ws/pkg/mod.py")  # the index changes between the keystrokes
+    second = retriever.lazy(cursor(head + "m.compute_"))(time.perf_counter() + FAR)
+    assert first and second is first
+    moved = retriever.lazy(cursor(head + "m.compute_total()\n"))(time.perf_counter() + FAR)
+    assert moved != first  # a new line: retrieved again, without the removed module
+
+
+def test_a_passed_deadline_leaves_the_rest_out_and_is_not_kept() -> None:
+    index = indexed()
+    items, complete = gather(index, cursor("import pkg.mod as m\n"), time.perf_counter() - 1)
+    assert items == [] and not complete
