@@ -347,11 +347,12 @@ async function oneTry(page, file, index) {
     await page.screenshot({ path: join(work, `no-ghost-${index}.png`) });
     return sample;
   }
-  // Let the preview be swapped for the final block (no change for SETTLE_MS, at most 20 s).
+  // Let the preview be swapped for the final block (no change for SETTLE_MS, at most 20 s or
+  // three times SETTLE_MS).
   await waitFor(
     "the ghost text to settle",
     () => page.evaluate((quiet) => performance.now() - window.__e2e.last > quiet, SETTLE_MS),
-    20_000,
+    Math.max(20_000, 3 * SETTLE_MS),
     100,
   ).catch(() => undefined);
   const probe = await page.evaluate(() => {
