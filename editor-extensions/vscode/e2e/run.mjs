@@ -9,13 +9,15 @@
 // 4. For each file (one warm-up, then VSCODE_E2E_TRIES timed): opens it, puts the cursor at the
 //    end of its last line (a function header), presses Enter (a new body line) and times the
 //    keystroke to the first ghost text in the editor DOM; then presses Tab, saves, and checks
-//    that the file on disk contains the suggestion.
+//    that the file on disk contains the suggestion. A try fails when its ghost text vanishes:
+//    seen, then empty when settled or for longer than VSCODE_E2E_BLIP_MS before being replaced.
 // 5. Checks the extension's status bar item (shown, with a latency from copilot/stats).
 // 6. Prints the median keystroke-to-first-ghost-text and writes it as JSON to VSCODE_E2E_JSON
 //    (default docs/benchmarks/vscode-first-ghost.json); stops everything, also on failure.
 //
 // Environment: VSCODE_E2E_JSON, VSCODE_E2E_TRIES (5), VSCODE_E2E_ENGINE_PORT (8452),
 // VSCODE_E2E_PORT (8453), VSCODE_E2E_ENGINE_URL (an engine already running: start none),
+// VSCODE_E2E_SETTLE_MS (5000), VSCODE_E2E_BLIP_MS (300),
 // VSCODE_E2E_KEEP=1 (keep the temporary folder: logs, screenshots),
 // COPILOT_LSP_BIN (default <repo>/.venv/bin/copilot-lsp).
 
@@ -26,6 +28,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import chromium from "@sparticuz/chromium";
 import puppeteer from "puppeteer-core";
+import { vanishing } from "./vanish.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const EXTENSION = resolve(HERE, "..");
@@ -49,6 +52,9 @@ const GHOST_WAIT_MS = 30_000;
 const OPEN_WAIT_MS = Number(process.env.VSCODE_E2E_OPEN_WAIT_MS ?? "3000");
 // Quiet time that counts as settled: longer than a preview waits for its final block here.
 const SETTLE_MS = Number(process.env.VSCODE_E2E_SETTLE_MS ?? "5000");
+// Ghost text once seen may be gone this long (the swap of preview for final block hides it and
+// draws the block: a few ms); longer, or gone when settled, and the try fails: it vanished.
+const BLIP_MS = Number(process.env.VSCODE_E2E_BLIP_MS ?? "300");
 
 const started = Date.now();
 const work = mkdtempSync(join(tmpdir(), "copilot-vscode-e2e-"));
@@ -341,16 +347,18 @@ async function oneTry(page, file, index) {
     await page.screenshot({ path: join(work, `no-ghost-${index}.png`) });
     return sample;
   }
-  // Let the preview be swapped for the final block (no change for SETTLE_MS, at most 20 s).
+  // Let the preview be swapped for the final block (no change for SETTLE_MS, at most 20 s or
+  // three times SETTLE_MS).
   await waitFor(
     "the ghost text to settle",
     () => page.evaluate((quiet) => performance.now() - window.__e2e.last > quiet, SETTLE_MS),
-    20_000,
+    Math.max(20_000, 3 * SETTLE_MS),
     100,
   ).catch(() => undefined);
   const probe = await page.evaluate(() => {
     const p = window.__e2e;
-    return { first: p.first - p.pressed, last: p.last - p.pressed, text: p.read(), timeline: p.timeline };
+    const now = performance.now() - p.pressed;
+    return { first: p.first - p.pressed, last: p.last - p.pressed, now, text: p.read(), timeline: p.timeline };
   });
   if (process.env.VSCODE_E2E_DEBUG_DOM) {
     const html = await page.evaluate(() =>
@@ -364,6 +372,18 @@ async function oneTry(page, file, index) {
   // How often the ghost text changed while it streamed (1: VS Code kept the first text shown).
   sample.ghost_texts_seen = new Set(probe.timeline.map(([, text]) => text).filter(Boolean)).size;
   sample.timeline = probe.timeline.map(([ms, text]) => [ms, text.length]); // [ms, characters]
+  // The ghost text stays until something replaces it: seen once, it is never gone for longer
+  // than the swap's blip, nor gone when settled.
+  const vanish = vanishing([...probe.timeline, [Math.round(probe.now), probe.text]], probe.now, BLIP_MS);
+  sample.vanished = vanish.vanished;
+  sample.vanished_gaps = vanish.gaps; // [ms since Enter, ms without ghost text]
+  verdict(
+    `ghost text stays until replaced (${file.name})`,
+    !vanish.vanished,
+    vanish.vanished
+      ? `${vanish.gone_when_settled ? "gone when settled" : "gone"}; gaps ${JSON.stringify(vanish.gaps)}`
+      : `longest gap ${vanish.longest_gap_ms} ms`,
+  );
   verdict(
     `ghost text appears (${file.name})`,
     Boolean(probe.text),
@@ -524,6 +544,10 @@ async function main() {
     // The preview drawn at first-line time, then swapped once for the whole block.
     report.preview_swapped_for_final = samples.filter((s) => s.ghost_texts_seen > 1).length;
     report.multiline_suggestions = samples.filter((s) => (s.ghost_text ?? "").includes("\n")).length;
+    // Tries whose ghost text was seen and then vanished (see `vanishing`): must be 0.
+    report.vanished = samples.filter((s) => s.vanished).length;
+    report.blip_ms = BLIP_MS;
+    report.settle_ms = SETTLE_MS;
     report.samples = samples;
   } catch (error) {
     check("run", false, String(error?.stack ?? error));
@@ -549,7 +573,8 @@ async function main() {
     );
     console.log(
       `preview swapped for the final block in ${report.preview_swapped_for_final} of ${f.n} tries; ` +
-        `multi-line suggestions: ${report.multiline_suggestions} of ${f.n}`,
+        `multi-line suggestions: ${report.multiline_suggestions} of ${f.n}; ` +
+        `ghost text vanished in ${report.vanished} of ${f.n}`,
     );
     mkdirSync(dirname(JSON_OUT), { recursive: true });
     writeFileSync(JSON_OUT, JSON.stringify(report, null, 2) + "\n");

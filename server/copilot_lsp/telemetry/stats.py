@@ -61,17 +61,21 @@ def acceptance(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
     """How much of what was offered the user took.
 
     The base is the completions the editor reported as displayed when it reports that
-    (our extensions do), else those the server answered with text; `rate` counts partial
-    accepts as accepts, `chars_rate` weighs them by the characters kept.
+    (our extensions do), whatever their outcome (a streamed preview drawn, then accepted,
+    before its stream ended cancelled or adopted counts), else those the server answered with
+    text; `rate` counts partial accepts as accepts, `chars_rate` weighs them by the
+    characters kept.
     """
     shown = displayed = taken = 0
     chars_offered = {"shown": 0, "displayed": 0}
     chars_taken = 0
     for record in records:
-        if record.get("outcome") != "shown":
+        if record.get("outcome") != "shown" and not record.get("displayed"):
             continue
         shown += 1
-        chars = int(record.get("chars_shown", 0))
+        # A preview's record may show 0 characters (its stream ended otherwise): at least
+        # what was accepted of it was offered.
+        chars = max(int(record.get("chars_shown", 0)), int(record.get("chars_accepted", 0)))
         chars_offered["shown"] += chars
         if record.get("displayed"):
             displayed += 1

@@ -66,3 +66,22 @@ def test_acceptance_counts_displayed_when_the_editor_reports_it() -> None:
     plain_client = [{k: v for k, v in r.items() if k != "displayed"} for r in records]
     assert acceptance(plain_client)["offered"] == 3.0
     assert acceptance([]) == {"offered": 0.0, "accepted": 0.0, "rate": 0.0, "chars_rate": 0.0}
+
+
+def test_acceptance_counts_a_displayed_preview_whatever_its_stream_became() -> None:
+    # A slow engine: the preview is drawn and Tab takes it before the stream ends; the next
+    # keystroke's request adopts the stream, or a request elsewhere cancels it.
+    records: list[dict[str, Any]] = [
+        {"outcome": "cancelled", "chars_shown": 0, "displayed": True,
+         "feedback": "partially_accepted", "chars_accepted": 60},
+        {"outcome": "adopted", "chars_shown": 100, "displayed": True,
+         "feedback": "partially_accepted", "chars_accepted": 50},
+        {"outcome": "cancelled", "chars_shown": 0, "displayed": True},  # typed over
+        {"outcome": "cancelled", "chars_shown": 0},  # never drawn
+    ]  # fmt: skip
+    assert acceptance(records) == {
+        "offered": 3.0,
+        "accepted": 2.0,
+        "rate": 0.6667,
+        "chars_rate": 0.6875,
+    }

@@ -22,6 +22,8 @@ interface Shown {
   id: string | undefined;
   text: string;
   accepted: number;
+  /** A final item (Tab accepts the completion), not a streamed preview (Tab accepts part). */
+  whole: boolean;
 }
 
 const RETRIGGER_MS = 40;
@@ -36,7 +38,14 @@ function sameAnchor(a: Anchor, b: Anchor): boolean {
  * carries a complete first line (no new request): the ghost text appears at first-line time.
  * VS Code then draws nothing new for the same position and version, however often it is
  * re-triggered, so when the final answer differs from that preview the suggestion is hidden
- * and requested again, once: the preview is swapped for the whole completion.
+ * and requested again, once: the preview is swapped for the whole completion. That call is
+ * explicit in VS Code (the trigger command's default) and is served the final answer, not
+ * sent to the server as a new Invoked request.
+ *
+ * A suggestion on screen stays until something replaces it: a final non-empty answer, a newer
+ * suggestion, or typing. An answer that comes back empty, failed or cancelled at the place
+ * where a suggestion is shown answers with the shown one (a preview stays a preview: Tab
+ * accepts what is shown), however slow the engine.
  */
 export class Provider implements vscode.InlineCompletionItemProvider, vscode.Disposable {
   readonly stream = new StreamState();
@@ -44,6 +53,8 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
   private shown: Shown | undefined;
   private reported = new Set<string>();
   private retrigger: NodeJS.Timeout | undefined;
+  /** The request whose final answer the swap's re-trigger (hide, then trigger) is to show. */
+  private swap: Request | undefined;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
@@ -80,9 +91,13 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
     }
     // An explicit call after an automatic request at the same place asks again: the automatic
     // answer holds one suggestion (or none: it was debounced away or skipped in a backoff).
+    // The swap's own re-trigger (explicit: the trigger command's default) takes the final
+    // answer that it was made for, whatever its kind.
     const previous = this.request;
+    const swapping = previous !== undefined && previous === this.swap && sameAnchor(previous.anchor, anchor);
+    this.swap = undefined;
     const earlier = previous && { sameAnchor: sameAnchor(previous.anchor, anchor), invoked: previous.kind === LSP_INVOKED };
-    if (!reusable(earlier, invoked)) {
+    if (!swapping && !reusable(earlier, invoked)) {
       this.startRequest(client, anchor, context.triggerKind);
     }
     const request = this.request!;
@@ -96,7 +111,7 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
         }
         void request.promise.then(done, done);
       });
-    } else if (!request.settled && this.stream.previewAt(anchor) === undefined) {
+    } else if (!request.settled && this.stream.previewAt(anchor) === undefined && this.shownAt(anchor) === undefined) {
       // Wait for the answer, a streamed first line, or VS Code giving up on this call.
       await new Promise<void>((resolve) => {
         const stop = this.stream.onChange(() => {
@@ -121,7 +136,9 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
     }
     const text = this.stream.previewAt(anchor);
     if (!text) {
-      return undefined;
+      // The stream was cleared (it ended empty) but its preview is on screen: it stays.
+      const shown = this.shownAt(anchor);
+      return shown && [this.itemFor(shown, position)];
     }
     // Tab on a preview takes what is shown: a partial accept of the completion.
     const id = this.stream.completionId;
@@ -130,12 +147,13 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
       command: "copilotLsp.accepted",
       arguments: [id, chars(text)],
     });
-    this.markShown(anchor, id, text);
+    this.markShown(anchor, id, text, false);
     return [item];
   }
 
   private startRequest(client: LanguageClient, anchor: Anchor, triggerKind: vscode.InlineCompletionTriggerKind): void {
     this.request?.source.cancel(); // the server cancels superseded work too; this frees it at once
+    this.swap = undefined;
     this.stream.start(anchor);
     const source = new vscode.CancellationTokenSource();
     const kind = lspTriggerKind(triggerKind);
@@ -163,6 +181,12 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
   }
 
   private present(anchor: Anchor, position: vscode.Position, items: LspItem[]): vscode.InlineCompletionItem[] {
+    const kept = items.length === 0 ? this.shownAt(anchor) : undefined;
+    if (kept) {
+      // Empty, failed or cancelled where a suggestion is on screen: nothing replaces it.
+      void vscode.commands.executeCommand("setContext", "copilotLsp.suggestionVisible", true);
+      return [this.itemFor(kept, position)];
+    }
     // Every suggestion, in the server's order: VS Code shows the first and cycles with Alt+].
     const result = offered(items).map(
       ({ text, range, id }) =>
@@ -176,15 +200,30 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
     );
     const first = result.length > 0 ? offered(items)[0] : undefined;
     if (first !== undefined) {
-      this.markShown(anchor, first.id, first.text);
+      this.markShown(anchor, first.id, first.text, true);
     }
     void vscode.commands.executeCommand("setContext", "copilotLsp.suggestionVisible", result.length > 0);
     return result;
   }
 
-  private markShown(anchor: Anchor, id: string | undefined, text: string): void {
+  /** The suggestion on screen when it was drawn for exactly `anchor` (place and version). */
+  private shownAt(anchor: Anchor): Shown | undefined {
+    const shown = this.shown;
+    return shown && sameAnchor(shown.anchor, anchor) ? shown : undefined;
+  }
+
+  /** The shown suggestion as an item again: Tab accepts it as it did when it was drawn. */
+  private itemFor(shown: Shown, position: vscode.Position): vscode.InlineCompletionItem {
+    return new vscode.InlineCompletionItem(shown.text, new vscode.Range(position, position), {
+      title: "Accept",
+      command: "copilotLsp.accepted",
+      arguments: shown.whole ? [shown.id] : [shown.id, chars(shown.text)],
+    });
+  }
+
+  private markShown(anchor: Anchor, id: string | undefined, text: string, whole: boolean): void {
     const accepted = this.shown && this.shown.id === id ? this.shown.accepted : 0;
-    this.shown = { anchor, id, text, accepted };
+    this.shown = { anchor, id, text, accepted, whole };
     void vscode.commands.executeCommand("setContext", "copilotLsp.suggestionVisible", true);
     if (id && !this.reported.has(id)) {
       this.reported.add(id);
@@ -224,14 +263,24 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
     if (shown.id !== this.stream.completionId) {
       return; // not this request's preview: e.g. the typed suggestion an Alt+] answer replaces
     }
-    if (first !== undefined && itemText(first) === shown.text && shown.id === itemId(first)) {
+    if (first === undefined) {
+      return; // empty, failed or cancelled: the preview stays (`present` answers with it)
+    }
+    if (itemText(first) === shown.text && shown.id === itemId(first)) {
       return; // the final item is what is on screen already
     }
     this.retrigger = setTimeout(() => {
       this.retrigger = undefined;
       const editor = vscode.window.activeTextEditor;
       const anchor = this.request?.anchor;
-      if (editor && anchor && editor.document.uri.toString() === anchor.uri && editor.document.version === anchor.version) {
+      if (
+        this.request === request &&
+        editor &&
+        anchor &&
+        editor.document.uri.toString() === anchor.uri &&
+        editor.document.version === anchor.version
+      ) {
+        this.swap = request; // the call this re-trigger makes is served `request`'s answer
         // Hidden first: a plain re-trigger at the same place and version draws nothing new.
         void vscode.commands
           .executeCommand("editor.action.inlineSuggest.hide")

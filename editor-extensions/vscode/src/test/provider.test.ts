@@ -248,6 +248,111 @@ describe("streaming", () => {
     assert.deepEqual(commandNames(), []);
   });
 
+  /** The preview of FULL on screen: an automatic call answered at first-line time. */
+  async function previewShown(h: Harness): Promise<void> {
+    const pending = provide(h);
+    h.provider.onPartial(partial("result = 0\n    ret", "c1"));
+    assert.equal(((await pending)![0] as unknown as vscode.InlineCompletionItem).insertText, "result = 0\n    ret");
+  }
+
+  function text(items: vscodeTypes.InlineCompletionItem[] | undefined | "pending"): unknown {
+    return items === "pending" ? items : items?.map((item) => (item as unknown as vscode.InlineCompletionItem).insertText);
+  }
+
+  /** The call's answer if it comes without the engine answering anything more, else "pending". */
+  function soon<T>(call: Promise<T>): Promise<T | "pending"> {
+    return Promise.race([call, flush().then(() => "pending" as const)]);
+  }
+
+  it("the swap's own re-trigger (explicit in VS Code) is served the final answer, no new request", async () => {
+    // VS Code runs editor.action.inlineSuggest.trigger as an explicit trigger: the call it
+    // makes is an Invoke. Asking the engine again there hid the preview until a whole new
+    // (Invoked, with alternatives) answer came: seconds on a slow engine, or never.
+    mock.timers.enable({ apis: ["setTimeout"] });
+    const h = harness();
+    await previewShown(h);
+    h.provider.onPartial(partial(FULL, "c1", true));
+    h.client.reply("textDocument/inlineCompletion", { items: [lspItem(FULL, "c1")] });
+    await flush();
+    mock.timers.tick(100);
+    await flush();
+    assert.deepEqual(commandNames(), ["editor.action.inlineSuggest.hide", "editor.action.inlineSuggest.trigger"]);
+    const swapped = provide(h, new vscode.Position(1, 4), vscode.InlineCompletionTriggerKind.Invoke);
+    await flush();
+    assert.equal(h.client.sent("textDocument/inlineCompletion").length, 1, "no second request");
+    assert.deepEqual(text(await soon(swapped)), [FULL]);
+    assert.deepEqual(visible(), ["copilotLsp.suggestionVisible", true]);
+  });
+
+  it("an empty final answer keeps the preview on screen (no hide, served again at its place)", async () => {
+    mock.timers.enable({ apis: ["setTimeout"] });
+    const h = harness();
+    await previewShown(h);
+    // The server ends the stream with "" (cancelled, superseded or nothing left after its cuts).
+    h.provider.onPartial(partial("", "c1", true));
+    assert.deepEqual(text(await soon(provide(h))), ["result = 0\n    ret"], "asked again before the answer");
+    h.client.reply("textDocument/inlineCompletion", { items: [] });
+    await flush();
+    mock.timers.tick(1000);
+    await flush();
+    assert.deepEqual(commandNames(), [], "nothing hides the preview");
+    const again = await soon(provide(h));
+    assert.notEqual(again, "pending");
+    assert.deepEqual(text(again), ["result = 0\n    ret"]);
+    // Tab takes what is shown, as on the preview: a partial accept of the completion.
+    assert.deepEqual(((again as vscodeTypes.InlineCompletionItem[])[0] as unknown as vscode.InlineCompletionItem).command!.arguments, [
+      "c1",
+      [..."result = 0\n    ret"].length,
+    ]);
+    assert.deepEqual(visible(), ["copilotLsp.suggestionVisible", true]);
+    assert.equal(h.client.sent("textDocument/inlineCompletion").length, 1);
+  });
+
+  it("a failed final answer keeps the preview on screen", async () => {
+    mock.timers.enable({ apis: ["setTimeout"] });
+    const h = harness();
+    await previewShown(h);
+    h.client.requests[0].reject(new Error("Request cancelled by the server"));
+    await flush();
+    mock.timers.tick(1000);
+    await flush();
+    assert.deepEqual(commandNames(), []);
+    assert.deepEqual(text(await soon(provide(h))), ["result = 0\n    ret"]);
+    // An explicit ask there goes to the server again; empty too, the preview still stands.
+    const invoked = provide(h, new vscode.Position(1, 4), vscode.InlineCompletionTriggerKind.Invoke);
+    assert.equal(h.client.sent("textDocument/inlineCompletion").length, 2);
+    h.client.reply("textDocument/inlineCompletion", null);
+    assert.deepEqual(text(await soon(invoked)), ["result = 0\n    ret"]);
+  });
+
+  it("an explicit ask at the shown place that comes back empty leaves the suggestion shown", async () => {
+    // VS Code triggers explicitly on its own too (the hint toolbar on hover asks for the
+    // alternatives): an empty answer to that is no reason to take the suggestion away.
+    const h = harness();
+    const typed = provide(h);
+    h.client.reply("textDocument/inlineCompletion", { items: [lspItem(FULL, "c1")] });
+    assert.deepEqual(text(await typed), [FULL]);
+    const invoked = provide(h, new vscode.Position(1, 4), vscode.InlineCompletionTriggerKind.Invoke);
+    assert.equal(h.client.sent("textDocument/inlineCompletion").length, 2);
+    h.client.reply("textDocument/inlineCompletion", { items: [] });
+    const items = (await invoked)!;
+    assert.deepEqual(text(items), [FULL]);
+    assert.deepEqual((items[0] as unknown as vscode.InlineCompletionItem).command!.arguments, ["c1"]);
+    assert.deepEqual(visible(), ["copilotLsp.suggestionVisible", true]);
+  });
+
+  it("typing elsewhere still replaces a kept preview", async () => {
+    const h = harness();
+    await previewShown(h);
+    h.client.reply("textDocument/inlineCompletion", { items: [] });
+    await flush();
+    const cursor = h.document.insert(new vscode.Position(1, 4), "x");
+    const pending = provide(h, cursor);
+    assert.equal(h.client.sent("textDocument/inlineCompletion").length, 2, "a new request for the new text");
+    h.client.reply("textDocument/inlineCompletion", { items: [] });
+    assert.deepEqual(await pending, []);
+  });
+
   it("ignores partials of another document or place", async () => {
     const h = harness();
     let answered = false;
