@@ -87,7 +87,7 @@ def write_report(data: dict[str, Any], out: Path) -> str:
 
 
 def measure(args: argparse.Namespace, state_dir: Path) -> dict[str, Any]:
-    from copilot_lsp.bench.crossfile.run import ARMS
+    from copilot_lsp.bench.crossfile.run import ARMS, NAIVE_PREFIX_CHARS
     from copilot_lsp.bench.crossfile.tasks import SEED, build_split
 
     arms = [arm.strip() for arm in args.arms.split(",") if arm.strip()]
@@ -118,6 +118,7 @@ def measure(args: argparse.Namespace, state_dir: Path) -> dict[str, Any]:
         "seed": seed,
         "limit": args.tasks,
         "arms": arms,
+        "naive_prefix_chars": NAIVE_PREFIX_CHARS,
         "features": features(),
         "server_messages": said,
         "packages": packages,

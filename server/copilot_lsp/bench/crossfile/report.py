@@ -164,6 +164,12 @@ def markdown(data: dict[str, Any], summary: dict[str, Any]) -> str:
         "Total: the client's round trip; prompt built and first token: the server's timeline "
         "(ms after the request arrived; naive: after it was sent).",
         "",
+        f"Notes: the naive prompt is the last {data.get('naive_prefix_chars', 2000)} "
+        "characters before the cursor (from a line start), about the server's prompt budget "
+        "for the embedded model (512 tokens); the server arms use their defaults with no "
+        "debounce. On disk, file A keeps its whole line: a workspace index must take the "
+        "open document's text over the file's, or the `workspace` arm could read the answer.",
+        "",
         "## Packages",
         "",
         _row(["split", "package", "version", "qualifying lines", "tasks"]),
