@@ -30,6 +30,7 @@ async def test_every_arm_completes_and_scores_a_task(
     for record in records:
         assert record["exact_match"] and record["identifier_match"], record
         assert record["split"] == "dev" and record["round_trip_ms"] > 0
+    assert records[0]["ms"]["first_token"] > 0  # naive: timed by the client
     server = {r["arm"]: r for r in records if r["arm"] != "naive"}
     assert all(r["ms"].get("prompt_built") is not None for r in server.values())
     prompts = [request.body["prompt"] for request in engine.requests]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 from pathlib import Path
 from types import SimpleNamespace
 
 from copilot_lsp.bench.crossfile.run import _applied, naive_prompt
 from copilot_lsp.bench.crossfile.score import score
-from copilot_lsp.bench.crossfile.tasks import SPLITS, build_split, find_tasks, select
+from copilot_lsp.bench.crossfile.tasks import SPLITS, build_split, find_tasks, locate, select
 from tests.fakes.crossfile_package import write_package
 
 
@@ -94,3 +95,10 @@ def test_the_naive_prompt_is_the_end_of_the_text_before_the_cursor_from_a_line_s
     long = "".join(f"line_{i} = {i}\n" for i in range(400)) + "x = os."
     prompt = naive_prompt(long, len(long))
     assert prompt.endswith("x = os.") and len(prompt) <= 2000 and prompt.startswith("line_")
+
+
+def test_an_installed_package_is_found_with_its_version_without_importing_it() -> None:
+    found = locate("httpx")
+    assert found.root is not None and (found.root / "_client.py").is_file()
+    assert found.version == importlib.metadata.version("httpx")
+    assert locate("no_such_package_here").root is None
