@@ -13,7 +13,7 @@ from copilot_lsp.bench.crossfile.report import PLOT, summarise
 def _record(split: str, arm: str, exact: bool, kind: str = "import") -> dict[str, Any]:
     return {
         "split": split,
-        "task_id": f"pkg/a.py:{len(arm)}:4",
+        "task_id": f"pkg/a.py:{len(split) + (kind == 'attribute')}:4",
         "package": "pkg",
         "kind": kind,
         "arm": arm,
@@ -62,6 +62,7 @@ def test_figures_per_split_arm_and_kind() -> None:
     assert dev["open-tabs"]["p50_first_token_ms"] is None
     assert summary["by_split"]["heldout"]["open-tabs"]["n"] == 1
     assert summary["by_kind"]["dev"]["attribute"]["naive"]["exact_match"] == 1.0
+    assert summary["differ"] == {"naive / open-tabs": 1}
 
 
 def test_the_report_folder(tmp_path: Path) -> None:

@@ -60,7 +60,27 @@ def summarise(data: dict[str, Any]) -> dict[str, Any]:
                 if any(r["arm"] == arm and r["kind"] == kind for r in rows)
             }
         summary["by_kind"][split] = kinds
+    summary["differ"] = _differ(records, arms)
     return summary
+
+
+def _differ(records: list[dict[str, Any]], arms: list[str]) -> dict[str, int]:
+    """Tasks on which two arms' completions differ, per pair of arms: two arms that send the
+    same prompt (the workspace arm where the server lacks the index) show the noise floor."""
+    by_task: dict[str, dict[str, str]] = {}
+    for record in records:
+        by_task.setdefault(record["task_id"], {})[record["arm"]] = record["completion"]
+    pairs: dict[str, int] = {}
+    for i, first in enumerate(arms):
+        for second in arms[i + 1 :]:
+            pairs[f"{first} / {second}"] = sum(
+                1
+                for completions in by_task.values()
+                if first in completions
+                and second in completions
+                and completions[first] != completions[second]
+            )
+    return pairs
 
 
 def _ms(value: Any) -> str:
@@ -169,6 +189,11 @@ def markdown(data: dict[str, Any], summary: dict[str, Any]) -> str:
         "for the embedded model (512 tokens); the server arms use their defaults with no "
         "debounce. On disk, file A keeps its whole line: a workspace index must take the "
         "open document's text over the file's, or the `workspace` arm could read the answer.",
+        "",
+        f"Tasks on which two arms' completions differ (of {len(data['tasks'])}): "
+        + ", ".join(f"{pair} {count}" for pair, count in summary.get("differ", {}).items())
+        + ". Arms that send the same prompt differ only by noise: deadlines the server "
+        "keeps under load (snippets, token counts) and the engine.",
         "",
         "## Packages",
         "",
