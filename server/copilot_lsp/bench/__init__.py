@@ -10,9 +10,11 @@ latency/       N completions at one cursor through the real server
 load/          replayed typing over stdio: engine requests, in-flight, latency, RSS
 overhead/      the server's own cost per completion
 quality/       SAFIM's Python tasks through the server, scored on their unit tests
+crossfile/     completions that need another module of an installed package, four arms
 replay/        editing sessions typed into the server, arms side by side
 alternatives/  one suggestion against N (`python -m copilot_lsp.bench.alternatives`)
 
 harness.py holds what they share: the engines a benchmark starts for itself (in a state
-folder of the run's, never the user's) and the raw results saved and reloaded.
+folder of the run's, never the user's) and the raw results saved and reloaded; naive.py the
+prefix-only request straight to the engine that quality and crossfile compare with.
 """

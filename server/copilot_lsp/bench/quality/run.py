@@ -17,15 +17,13 @@ block subset (safim.statement_holes): one line, code right below at the same ind
 from __future__ import annotations
 
 import asyncio
-import json
 import platform
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-import httpx
-
+from copilot_lsp.bench.naive import NaiveEngine
 from copilot_lsp.bench.quality.report import summarise
 from copilot_lsp.bench.quality.safim import (
     DATA,
@@ -49,8 +47,6 @@ MODES: dict[str, dict[str, Any]] = {
     "early": {"editor": {"earlyAnswerMs": 0}},
 }
 NAIVE = "naive"
-NAIVE_MAX_TOKENS = 48
-"""As the server's completion.singleLineMaxTokens default."""
 BASE = "@base"
 
 
@@ -94,14 +90,14 @@ async def run_modes(
         for mode in modes
         if mode != NAIVE
     }
-    naive = _NaiveEngine(engine_url) if NAIVE in modes else None
+    naive = NaiveEngine(engine_url) if NAIVE in modes else None
     results: dict[str, list[dict[str, Any]]] = {mode: [] for mode in modes}
     try:
         for index, task in enumerate(tasks):
             order = modes if index % 2 == 0 else list(reversed(modes))
             for mode in order:
                 if naive is not None and mode == NAIVE:
-                    results[mode].append(await naive.complete(task))
+                    results[mode].append(await _naive(naive, task))
                 else:
                     early = mode.removesuffix(BASE) == "early"
                     results[mode].append(
@@ -115,46 +111,11 @@ async def run_modes(
     return results
 
 
-class _NaiveEngine:
-    """The naive single-line request: the text before the hole as the whole prompt, greedy,
-    cut at the first line break, straight to the engine."""
-
-    def __init__(self, engine_url: str | None) -> None:
-        if not engine_url:
-            raise ValueError("the naive mode needs --engine-url")
-        self._url = engine_url.rstrip("/")
-        self._http = httpx.AsyncClient(timeout=300.0)
-        self._model: str | None = None
-
-    async def complete(self, task: Task) -> dict[str, Any]:
-        if self._model is None:
-            models = (await self._http.get(f"{self._url}/models")).json()
-            self._model = str(models["data"][0]["id"])
-        started = time.perf_counter()
-        body = {
-            "model": self._model,
-            "prompt": task.before,
-            "max_tokens": NAIVE_MAX_TOKENS,
-            "temperature": 0.0,
-            "stream": True,
-        }
-        text, tokens = "", 0
-        async with self._http.stream("POST", f"{self._url}/completions", json=body) as answer:
-            answer.raise_for_status()
-            async for line in answer.aiter_lines():
-                payload = line.removeprefix("data:").strip()
-                if not line.startswith("data:") or payload == "[DONE]":
-                    continue
-                text += str(json.loads(payload)["choices"][0].get("text") or "")
-                tokens += 1
-                if "\n" in text:
-                    break  # leaving the block closes the stream: the engine stops
-        round_trip = (time.perf_counter() - started) * 1000.0
-        completion = text.split("\n", 1)[0].rstrip()
-        return await _scored(task, completion, len(task.before), round_trip, {"tokens": tokens})
-
-    async def close(self) -> None:
-        await self._http.aclose()
+async def _naive(naive: NaiveEngine, task: Task) -> dict[str, Any]:
+    answer = await naive.first_line(task.before)
+    return await _scored(
+        task, answer.text, len(task.before), answer.round_trip_ms, {"tokens": answer.tokens}
+    )
 
 
 async def run_mode(

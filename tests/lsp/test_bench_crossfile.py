@@ -1,0 +1,40 @@
+"""The cross-file benchmark end to end: every arm through the real server (scripted engine)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from copilot_lsp.bench.crossfile.run import ARMS, run_tasks
+from copilot_lsp.bench.crossfile.tasks import find_tasks
+from copilot_lsp.testing.fake_engine import FakeEngine, Reply
+from tests.fakes.crossfile_package import write_package
+
+pytestmark = pytest.mark.timeout(120)
+
+
+async def test_every_arm_completes_and_scores_a_task(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: dict[str, str]
+) -> None:
+    for key, value in isolated_env.items():
+        monkeypatch.setenv(key, value)
+    _, task, _ = find_tasks(write_package(tmp_path), "pkg")
+    engine = await FakeEngine().start()
+    engine.default = Reply(chunks=["DEFAULT_TIMEOUT", " + u.shared(doubled)\n", "x = 1\n"])
+    try:
+        records, said = await run_tasks([task], list(ARMS), engine.url, {"pkg": "dev"})
+    finally:
+        await engine.stop()
+    assert [r["arm"] for r in records] == list(ARMS)
+    for record in records:
+        assert record["exact_match"] and record["identifier_match"], record
+        assert record["split"] == "dev" and record["round_trip_ms"] > 0
+    assert records[0]["ms"]["first_token"] > 0  # naive: timed by the client
+    server = {r["arm"]: r for r in records if r["arm"] != "naive"}
+    assert all(r["ms"].get("prompt_built") is not None for r in server.values())
+    prompts = [request.body["prompt"] for request in engine.requests]
+    assert prompts[0].endswith("    result = models.")  # naive: the text before the cursor
+    # Only the open-tabs arm had models.py open: its definitions reached the prompt there.
+    assert sum("# definition (models.py)" in prompt for prompt in prompts) == 1, prompts
+    assert set(said) == {"current-file", "open-tabs", "workspace"}
