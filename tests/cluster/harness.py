@@ -131,6 +131,11 @@ class Replica:
         if self.process is not None and self.process.poll() is None:
             stop_group(self.process)
 
+    @property
+    def alive(self) -> bool:
+        """Its process runs (a killed replica is not read: tests/cluster/attribution.py)."""
+        return self.process is not None and self.process.poll() is None
+
     def metric(self, name: str) -> float:
         text = httpx.get(f"{self.url}/metrics", timeout=5).text
         return total(parse_metrics(text), name)

@@ -8,6 +8,8 @@ are covered in test_server.py; this file adds the rest of issue 7's list.)
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from lsprotocol import types
@@ -212,21 +214,46 @@ async def test_engine_restart_is_recovered_from_without_intervention(session: Se
     assert len(infos) == 1 and "answering" in infos[0]
 
 
+@pytest.mark.timeout(180)  # a hang guard: under a load average of 20 on 2 cores it took 77 s
 async def test_global_inflight_cap_holds_requests_over_it(session: Session) -> None:
-    await session.initialize({"completion": {"maxInflight": 2}})
+    # Events, not time: every stream holds its first event until the test releases it, and the
+    # test waits (as long as a loaded host needs) for the state the cap must produce: two
+    # streams open at the engine, two requests waiting in the server. One suggestion per
+    # request (no sampled alternatives beside it), so the engine sees the greedy ones only.
+    await session.initialize({"completion": {"maxInflight": 2, "alternatives": 1}})
+    release = asyncio.Event()
 
-    async def both_open(index: int) -> None:  # the first two streams wait for each other
-        # peak_open, not open_now: the second stream may finish (and a third open) between
-        # two polls, so "two open right now" can be missed; "two were open at once" cannot.
-        if index == 0:
-            await until(lambda: session.engine.peak_open >= 2, 30.0)
+    async def held(index: int) -> None:
+        await release.wait()
 
-    session.engine.replies = [Reply(chunks=["s"] * 6, gate=both_open) for _ in range(2)]
-    session.engine.default = Reply(chunks=["s"] * 6)
+    session.engine.default = Reply(chunks=["s"] * 6, gate=held)
     uris = [session.open("x = \n", uri=f"file:///work/f{i}.py") for i in range(4)]
     pending = [session.request(uri, 0, 4) for uri in uris]
-    results = await asyncio.wait_for(asyncio.gather(*pending), 30)
-    assert all(len(r.items) == 1 for r in results)
-    stats = await session.stats()
-    assert stats["engine"]["requests_open_peak"] == 2
+    # (The server holds a slot from before its request reaches the engine: both are waited for.)
+    held_state = await engine_state(
+        session,
+        lambda e: e["requests_open"] == e["requests_waiting"] == session.engine.open_now == 2,
+    )
+    assert held_state["requests_open_peak"] == 2
+    assert session.engine.peak_open == 2 and len(session.engine.requests) == 2
+    assert not any(p.done() for p in pending)
+    release.set()
+    results = await asyncio.wait_for(asyncio.gather(*pending), 60)
+    assert [[i.insert_text for i in r.items] for r in results] == [["ssssss"]] * 4
     assert len(session.engine.requests) == 4
+    after = (await session.stats())["engine"]
+    assert after["requests_open_peak"] == 2
+    assert after["requests_open"] == after["requests_waiting"] == 0
+
+
+async def engine_state(
+    session: Session, condition: Callable[[dict[str, Any]], bool], within: float = 60.0
+) -> dict[str, Any]:
+    """`copilot/stats`' engine section once `condition` holds (polled; fails after `within`
+    seconds with the last state seen)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while not condition(state := (await session.stats())["engine"]):
+        assert loop.time() < deadline, f"not reached within {within} s: {state}"
+        await asyncio.sleep(0.02)
+    return state

@@ -64,6 +64,11 @@ class InflightLimiter:
         self.peak = 0
         self._waiters: list[asyncio.Future[None]] = []
 
+    @property
+    def waiting(self) -> int:
+        """Holders waiting for a slot now (over the cap)."""
+        return sum(not waiter.done() for waiter in self._waiters)
+
     @asynccontextmanager
     async def slot(self, cap: int) -> AsyncIterator[None]:
         while self.active >= max(cap, 1):

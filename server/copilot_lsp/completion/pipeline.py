@@ -85,13 +85,15 @@ class CompletionService:
         return self.sessions.streaming
 
     def state(self) -> dict[str, Any]:
-        """Engine health, requests in flight, engine requests open now and at most so far
-        (completion.max_inflight), failures in a row behind the current backoff."""
+        """Engine health, requests in flight, engine requests open now, at most so far and
+        waiting for a slot (completion.max_inflight), failures in a row behind the current
+        backoff."""
         return {
             "healthy": self.engine_healthy,
             "inflight": self.inflight,
             "requests_open": self.stages.slots.active,
             "requests_open_peak": self.stages.slots.peak,
+            "requests_waiting": self.stages.slots.waiting,
             "failures_in_a_row": self.stages.backoff.failures,
         }
 

@@ -77,9 +77,11 @@ async def test_inflight_limiter_caps_and_survives_cancellation() -> None:
     tasks = [asyncio.ensure_future(hold(i)) for i in range(4)]
     for _ in range(5):
         await asyncio.sleep(0)
-    assert entered == [0, 1] and limiter.active == 2
+    assert entered == [0, 1] and limiter.active == 2 and limiter.waiting == 2
     tasks[2].cancel()  # superseded while waiting: never gets a slot
+    await asyncio.sleep(0)
+    assert limiter.waiting == 1
     release.set()
     await asyncio.gather(*tasks, return_exceptions=True)
     assert entered == [0, 1, 3]
-    assert limiter.active == 0 and limiter.peak == 2
+    assert limiter.active == 0 and limiter.peak == 2 and limiter.waiting == 0

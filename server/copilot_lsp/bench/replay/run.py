@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 
 from copilot_lsp.bench.harness import started_engine
-from copilot_lsp.client.replay.editor import ScriptedEditor
+from copilot_lsp.client.replay.editor import Pace, ScriptedEditor, on_schedule
 from copilot_lsp.client.replay.schedule import TypingModel, draw
 from copilot_lsp.client.replay.session import Session
 from copilot_lsp.client.replay.wire import start_server
@@ -79,6 +79,9 @@ class Plan:
     repeats: int = 2
     seed: int = 17
     typing: TypingModel = field(default_factory=TypingModel)
+    pace: Pace = on_schedule
+    """When each key comes (client/replay/editor.py): the drawn schedule; a test may pass one
+    that waits for the server's answers instead."""
 
 
 @dataclass(slots=True)
@@ -232,7 +235,7 @@ async def _run_arm(arm: Arm, engine: _Engine | None, plan: Plan) -> dict[str, An
                 began = time.perf_counter()
                 for session in plan.sessions:
                     typing = draw(session.target, plan.seed, session.id, plan.typing)
-                    await editor.replay(session, typing)
+                    await editor.replay(session, typing, plan.pace)
                 await editor.drain()
             finally:
                 await connection.close()

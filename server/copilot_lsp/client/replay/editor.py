@@ -10,12 +10,18 @@ When ghost text has been visible for the user's reaction time at the moment of t
 the user judges it (judge.py): possibly types a few more of its characters, then takes it
 with Tab (the item's text applied as an edit, then the item's accept command) or takes its
 first lines/words (`copilot/didPartiallyAccept`). Times are the event loop's clock.
+
+When each key comes is the pace's call: the benchmark's (`on_schedule`) types at the drawn
+gaps whatever the server does; a test can pass one that waits for events instead (the answer
+to the last request, the ghost text having been seen), so that what it asserts does not hang
+on how fast a loaded host answers.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,6 +83,16 @@ class RequestRecord:
         return record
 
 
+Pace = Callable[["ScriptedEditor", float, float], Awaitable[None]]
+"""`pace(editor, due, reaction_s)` returns when the user types the next key: `due` is when the
+typing schedule has it (the event loop's clock), `reaction_s` the user's reaction time there."""
+
+
+async def on_schedule(editor: ScriptedEditor, due: float, reaction_s: float) -> None:
+    """The benchmark's pace: the key comes when the schedule says, answered or not."""
+    await _sleep_until(editor.loop, due)
+
+
 @dataclass(slots=True)
 class _Ghost:
     shown: Shown
@@ -93,7 +109,7 @@ class ScriptedEditor:
         self.records: list[RequestRecord] = []
         self.typed_chars = 0
         self.accepted_chars = 0
-        self._loop = asyncio.get_running_loop()
+        self.loop = asyncio.get_running_loop()
         self._ids = 0
         self._pending: dict[str, asyncio.Future[Any]] = {}
         self._uri = ""
@@ -136,16 +152,16 @@ class ScriptedEditor:
             types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri))
         )
 
-    async def replay(self, session: Session, typing: Typing) -> None:
+    async def replay(self, session: Session, typing: Typing, pace: Pace = on_schedule) -> None:
         self._open(session)
         # The edit that made the empty line (Enter) or cut the line's end triggered a request.
         self._request(session, "start")
         target = session.target
-        next_at = self._loop.time() + typing.delays_s[0]
+        next_at = self.loop.time() + typing.delays_s[0]
         ahead_left = 0
         tab_pending = False
         while self._position < len(target):
-            await _sleep_until(self._loop, next_at)
+            await pace(self, next_at, typing.reactions_s[self._position])
             position = self._position
             if tab_pending and ahead_left == 0:
                 tab_pending = False
@@ -169,7 +185,7 @@ class ScriptedEditor:
                 else:
                     self._key()
             if self._position < len(target):
-                next_at = self._loop.time() + typing.delays_s[self._position]
+                next_at = self.loop.time() + typing.delays_s[self._position]
         await self._settle()
         self._close()
 
@@ -177,13 +193,39 @@ class ScriptedEditor:
         ghost, session = self._ghost, self._session
         if ghost is None or session is None:
             return None
-        if self._loop.time() - ghost.at < reaction_s:
+        if self.loop.time() - ghost.at < reaction_s:
             return None  # not noticed yet: the user keeps typing
         return decide(ghost.shown, session.target[self._position :], session.after)
 
     def _mark_tab_missed(self) -> None:
         if self._last is not None:
             self._last.tab_missed = True
+
+    # -- what a pace may wait for ---------------------------------------------------------
+
+    @property
+    def session(self) -> Session | None:
+        """The session being typed (None between sessions)."""
+        return self._session
+
+    async def answer(self, within_s: float = 60.0) -> None:
+        """Until the newest request has its answer (items, empty, an error or a cancel) and
+        the editor has drawn it; AssertionError after `within_s` seconds."""
+        last = self._last
+        if last is None:
+            return
+        msg_id = _msg_id(last)
+        deadline = self.loop.time() + within_s
+        while (future := self._pending.get(msg_id)) is not None:  # `_answered` removes it
+            left = deadline - self.loop.time()
+            if left <= 0:
+                raise AssertionError(f"request {msg_id} not answered within {within_s} s")
+            await asyncio.wait({future}, timeout=left)
+            await asyncio.sleep(0)  # its done callback (`_answered`) runs before this resumes
+
+    def ghost_since(self) -> float | None:
+        """When the ghost text on screen appeared (the event loop's clock); None: none is."""
+        return self._ghost.at if self._ghost is not None else None
 
     # -- edits and requests -------------------------------------------------------------
 
@@ -231,12 +273,12 @@ class ScriptedEditor:
                 [types.TextDocumentContentChangePartial(range=types.Range(start, end), text=text)],
             )
         )
-        now = self._loop.time()
+        now = self.loop.time()
         self._ghost = None
         previous = self._last
         if previous is not None:
             previous.gap_ms = _ms(now - previous.sent)
-            msg_id = f"replay-{previous.edit}-{previous.version}"
+            msg_id = _msg_id(previous)
             future = self._pending.get(msg_id)
             if future is not None and not future.done():
                 previous.cancelled_by_editor = True
@@ -247,12 +289,12 @@ class ScriptedEditor:
         self._ids += 1
         line, column = self._cursor()
         record = RequestRecord(
-            session.id, session.kind, self._ids, self._version, trigger, self._loop.time()
+            session.id, session.kind, self._ids, self._version, trigger, self.loop.time()
         )
         self.records.append(record)
         self._by_version[self._version] = record
         self._last = record
-        msg_id = f"replay-{record.edit}-{record.version}"
+        msg_id = _msg_id(record)
         params = types.InlineCompletionParams(
             context=types.InlineCompletionContext(
                 trigger_kind=types.InlineCompletionTriggerKind.Automatic
@@ -280,7 +322,7 @@ class ScriptedEditor:
         self, record: RequestRecord, msg_id: str, future: asyncio.Future[Any], remaining: str
     ) -> None:
         self._pending.pop(msg_id, None)
-        record.answered_ms = _ms(self._loop.time() - record.sent)
+        record.answered_ms = _ms(self.loop.time() - record.sent)
         if future.cancelled():
             record.outcome = "cancelled"
             return
@@ -307,7 +349,7 @@ class ScriptedEditor:
         record.matched_chars = matched_chars(shown, remaining, self._session.after)
         _first(record, "first_ghost_ms", record.answered_ms)
         _first(record, "first_line_ms", record.answered_ms)
-        self._ghost = _Ghost(shown, self._loop.time(), record)
+        self._ghost = _Ghost(shown, self.loop.time(), record)
         if completion_id is not None:
             self.client.protocol.notify(DID_SHOW, {"completionId": completion_id})
 
@@ -319,7 +361,7 @@ class ScriptedEditor:
         text = param(params, "text")
         if record is None or not isinstance(text, str) or not text:
             return
-        elapsed = _ms(self._loop.time() - record.sent)
+        elapsed = _ms(self.loop.time() - record.sent)
         completion_id = param(params, "completionId")
         if isinstance(completion_id, str) and completion_id not in record.completion_ids:
             record.completion_ids.append(completion_id)
@@ -350,7 +392,7 @@ class ScriptedEditor:
             await asyncio.wait(waiting, timeout=SETTLE_S)
         last = self._last
         if last is not None and last.gap_ms is None:
-            last.gap_ms = _ms(self._loop.time() - last.sent)
+            last.gap_ms = _ms(self.loop.time() - last.sent)
         for msg_id, future in list(self._pending.items()):
             if not future.done():
                 self.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
@@ -371,6 +413,10 @@ class ScriptedEditor:
         session = self._session
         assert session is not None
         return session.cursor_at(self._position)
+
+
+def _msg_id(record: RequestRecord) -> str:
+    return f"replay-{record.edit}-{record.version}"
 
 
 def _type_ahead(decision: Decision, typing: Typing, position: int) -> int:
