@@ -121,18 +121,27 @@ class RepoIndex:
 
     def module(self, name: str) -> IndexedFile | None:
         """The file of module `name`: exactly, else the one whose name ends with it (shortest
-        first: `pkg.mod` is `src.pkg.mod` when the code lives under `src/`)."""
-        uri = self._modules.get(name)
-        if uri is None:
-            separator = "/" if "/" in name else "."
-            endings = [
-                module
-                for module in self._by_last.get(_last(name), ())
-                if module.endswith(separator + name)
-            ]
-            if endings:
-                uri = self._modules[min(endings, key=lambda module: (len(module), module))]
+        first: `pkg.mod` is `src.pkg.mod` when the code lives under `src/`), else `name`
+        without its top package (`pkg.mod` is `mod` when the workspace folder is `pkg/`
+        itself, as when a user opens one package of a larger tree)."""
+        uri = self._module_uri(name)
+        if uri is None and "/" not in name and "." in name:
+            uri = self._modules.get(name.split(".", 1)[1])
         return self.files.get(uri) if uri is not None else None
+
+    def _module_uri(self, name: str) -> str | None:
+        uri = self._modules.get(name)
+        if uri is not None:
+            return uri
+        separator = "/" if "/" in name else "."
+        endings = [
+            module
+            for module in self._by_last.get(_last(name), ())
+            if module.endswith(separator + name)
+        ]
+        if endings:
+            return self._modules[min(endings, key=lambda module: (len(module), module))]
+        return None
 
     def definitions(self, name: str) -> dict[str, Symbol]:
         """uri -> the first definition of `name` in that file."""

@@ -165,7 +165,10 @@ def _git(root: Path, arguments: Sequence[str]) -> subprocess.CompletedProcess[by
 
 
 def _git_files(root: Path) -> list[str] | None:
-    """What git would track under `root`; None when `root` is not in a git repository."""
+    """What git would track under `root`; None when `root` is not in a git repository, or
+    lies in a part of one that git ignores (then its own `.gitignore` files rule)."""
+    if _ignored_folder(root):
+        return None
     done = _git(root, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"])
     if done is None or done.returncode != 0:
         return None
@@ -173,8 +176,17 @@ def _git_files(root: Path) -> list[str] | None:
     return sorted({name for name in names if name})
 
 
+def _ignored_folder(root: Path) -> bool:
+    """Whether `root` is a folder its enclosing repository ignores: a user who opens, say,
+    one package of a virtual environment or a vendored tree as the workspace wants it read."""
+    if root.parent == root:
+        return False
+    done = _git(root.parent, ["check-ignore", "-q", "--", root.name + "/"])
+    return done is not None and done.returncode == 0
+
+
 def _ignored(root: Path, relative: str) -> bool:
-    done = _git(root, ["check-ignore", "-q", "--", relative])
+    done = None if _ignored_folder(root) else _git(root, ["check-ignore", "-q", "--", relative])
     if done is not None and done.returncode in (0, 1):
         return done.returncode == 0
     parts = relative.split("/")

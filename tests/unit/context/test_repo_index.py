@@ -48,6 +48,19 @@ def test_a_module_is_found_by_the_end_of_its_name() -> None:
     assert index.module("kg.mod") is None
 
 
+def test_a_workspace_that_is_one_package_resolves_its_absolute_imports() -> None:
+    # The user opened `pkg/` itself: its files are `mod.py`, `sub/deep.py`, and its code
+    # imports them as `pkg.mod`, `pkg.sub.deep`.
+    index = RepoIndex()
+    for relative in ("mod.py", "sub/deep.py"):
+        index.put(f"file:///pkg/{relative}", relative, summarize(relative, "python", "x = 1\n"))
+    found = index.module("pkg.mod")
+    assert found is not None and found.path == "mod.py"
+    deep = index.module("pkg.sub.deep")
+    assert deep is not None and deep.path == "sub/deep.py"
+    assert index.module("pkg.other") is None and index.module("mod.py") is None
+
+
 def test_putting_a_file_again_replaces_and_removing_forgets_it() -> None:
     index = indexed()
     uri = "file:///ws/pkg/x.py"

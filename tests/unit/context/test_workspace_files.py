@@ -136,3 +136,16 @@ def test_the_indexing_process_never_opens_a_secret(workspace: Path) -> None:
             continue  # read for its rules (tried in every folder on the way)
         assert SECRET not in Path(path).read_text(), path
         assert not path.endswith(("credentials.py", ".env.py", "id_rsa.py", "skip.py"))
+
+
+def test_a_folder_its_repository_ignores_is_read_by_its_own_rules(tmp_path: Path) -> None:
+    # One package of an ignored virtual environment (or vendored tree) opened as the
+    # workspace: git's "ignored" for the whole folder must not hide every file.
+    git_init(tmp_path)
+    (tmp_path / ".gitignore").write_text("venv/\n")
+    package = write_package(tmp_path / "venv" / "pkg", {"a.py": "x = 1\n", "b.py": "y = 2\n"})
+    (package / ".gitignore").write_text("b.py\n")
+    (package / ".env").write_text(f"TOKEN={SECRET}\n")
+    assert discover(package, Limits()) == ["a.py"]
+    assert admitted(package, "a.py", Limits()) and not admitted(package, "b.py", Limits())
+    assert discover(tmp_path, Limits()) == []  # the repository itself still ignores it
