@@ -1,0 +1,123 @@
+"""The next-edit suite: its scenarios (built and stored) and their scoring."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import difflib
+from pathlib import Path
+
+import pytest
+
+from copilot_lsp.bench.nextedit import scenarios as suite
+from copilot_lsp.bench.nextedit.run import scored, summarise
+from copilot_lsp.bench.nextedit.score import delta_chrf, reversal
+from copilot_lsp.errors import CopilotLspError
+
+STORED = suite.load()
+GENERATED = ("rename-param", "rename-local", "typo", "new-field", "repeated-edit")
+
+
+def _line(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset)
+
+
+def test_the_stored_suite_has_fifty_scenarios_about_half_wanting_no_edit() -> None:
+    assert len(STORED) >= 50
+    none = sum(not s.wants_edit for s in STORED)
+    assert 0.4 <= none / len(STORED) <= 0.6
+    assert len({s.id for s in STORED}) == len(STORED)
+    kinds = {s.kind for s in STORED}
+    assert set(GENERATED) | {"unrelated", "signature"} <= kinds
+    assert {f"{k}-done" for k in ("rename-param", "typo", "new-field")} <= kinds
+
+
+@pytest.mark.parametrize("scenario", STORED, ids=lambda s: s.id)
+def test_every_scenario_is_valid_python_with_its_edit_inside_the_window(
+    scenario: suite.Scenario,
+) -> None:
+    current = scenario.current()
+    assert scenario.steps and 0 <= scenario.cursor <= len(current)
+    cursor_line = _line(current, scenario.cursor)
+    if scenario.source == "hand":  # the generated ones are cut from a file, mid-construct
+        ast.parse(scenario.target())
+    if scenario.wants_edit:
+        assert scenario.expected != current
+        old, new = current.split("\n"), scenario.target().split("\n")
+        opcodes = difflib.SequenceMatcher(None, old, new).get_opcodes()
+        changed = [i for tag, i1, i2, _, _ in opcodes if tag != "equal" for i in (i1, i2 - 1)]
+        assert changed and all(abs(i - cursor_line) <= suite.WINDOW for i in changed)
+    else:
+        assert scenario.expected is None and scenario.target() == current
+
+
+def test_a_scenario_of_each_kind_is_built_from_the_standard_library() -> None:
+    built = suite.build(suite.MODULES[:12])
+    by_kind = {s.kind: s for s in built if s.source != "hand"}
+    for kind in GENERATED:
+        edit = by_kind[kind]
+        assert edit.source.startswith("stdlib:") and edit.wants_edit
+    done = by_kind["rename-param-done"]
+    twin = next(s for s in built if s.kind == "rename-param" and s.source == done.source)
+    # The twin where the user did it all: its buffer is the other's expected one.
+    assert done.current() == twin.expected and done.expected is None
+    assert len(done.steps) > len(twin.steps)
+    assert not by_kind["unrelated"].wants_edit
+
+
+def test_the_stored_suite_round_trips(tmp_path: Path) -> None:
+    path = tmp_path / "s.json.gz"
+    suite.save(STORED[:3], path)
+    assert suite.load(path) == STORED[:3]
+
+
+def test_delta_chrf_compares_the_changes_not_the_files() -> None:
+    current = "def f(items_value):\n    return len(items)\n"
+    expected = current.replace("len(items)", "len(items_value)")
+    assert delta_chrf(current, expected, expected) == 1.0
+    assert delta_chrf(current, current, current) == 1.0
+    assert delta_chrf(current, current, expected) == 0.0  # nothing made, something wanted
+    assert delta_chrf(current, expected, current) == 0.0  # something made, nothing wanted
+    near = current.replace("len(items)", "len(items_val)")
+    assert 0.3 < delta_chrf(current, near, expected) < 1.0
+
+
+def test_reversal_counts_tokens_that_undo_the_users_edit() -> None:
+    before = "def f(items):\n    return len(items)\n"
+    current = before.replace("f(items)", "f(items_value)")
+    undone = before
+    followed = current.replace("len(items)", "len(items_value)")
+    assert reversal(before, current, undone) == 1.0
+    assert reversal(before, current, followed) == 0.0
+    assert reversal(before, current, current) == 0.0
+
+
+def test_scores_and_summary_exact_quiet_and_reversal() -> None:
+    edit = next(s for s in STORED if s.kind == "rename-param")
+    none = next(s for s in STORED if s.kind == "unrelated")
+    current = edit.current()
+    assert edit.expected is not None
+    right = scored(edit, current, edit.expected, {"text": "x"}, 100.0)
+    missed = scored(edit, current, current, None, 200.0)
+    quiet = scored(none, none.current(), none.current(), None, 300.0)
+    undo = scored(none, none.current(), none.before, {"text": "x"}, 400.0)
+    assert right["exact"] and right["delta_chrf"] == 1.0 and right["shown"]
+    assert not missed["exact"] and missed["delta_chrf"] == 0.0
+    assert quiet["exact"] and not quiet["shown"]
+    assert not undo["exact"] and undo["reversal"] == 1.0
+    summary = summarise([right, missed, quiet, undo])
+    assert summary["all"]["exact"] == 0.5
+    assert summary["want_edit"]["exact"] == 0.5 and summary["want_none"]["quiet"] == 0.5
+    assert summary["all"]["reversals"] == 1 and summary["all"]["reversal_ratio"] == 0.5
+    assert summary["all"]["p50_latency_ms"] == 250.0
+
+
+def test_the_command_picks_kinds_and_a_limit() -> None:
+    from copilot_lsp.bench.nextedit.command import chosen
+
+    args = argparse.Namespace(scenarios=None, kinds="typo,unrelated", limit=4)
+    picked, size = chosen(args)
+    assert size == len(STORED) and len(picked) == 4
+    assert {s.kind for s in picked} <= {"typo", "unrelated"}
+    with pytest.raises(CopilotLspError):
+        chosen(argparse.Namespace(scenarios=None, kinds="nope", limit=None))
