@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from copilot_lsp.bench.nextedit import scenarios as suite
+from copilot_lsp.bench.nextedit.prompts import rewrite_request
 from copilot_lsp.bench.nextedit.run import run_suite, summarise
 from copilot_lsp.nextedit.window import window_at
 from copilot_lsp.positions import line_starts
@@ -50,6 +51,11 @@ async def test_a_right_edit_a_quiet_answer_and_an_undo_the_server_drops(
     current = edit.current()
     line = current[current.rfind("\n", 0, edit.cursor) + 1 : current.find("\n", edit.cursor)]
     assert f"# +{line}" in prompt.split("Lines")[0]  # the user's step is in the history
+    # `bench engine --prompts nextedit` sends what the server sent.
+    request = rewrite_request(edit, path="s000.py")
+    body = engine.requests[0].body
+    assert (request.prompt, request.max_tokens) == (prompt, body["max_tokens"])
+    assert set(request.stop) <= set(body["stop"])
     right, quiet, dropped = results
     assert right["exact"] and right["shown"] and right["delta_chrf"] == 1.0
     assert right["reversal"] == 0.0 and right["error"] is None

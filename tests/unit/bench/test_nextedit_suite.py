@@ -121,3 +121,46 @@ def test_the_command_picks_kinds_and_a_limit() -> None:
     assert {s.kind for s in picked} <= {"typo", "unrelated"}
     with pytest.raises(CopilotLspError):
         chosen(argparse.Namespace(scenarios=None, kinds="nope", limit=None))
+
+
+def test_the_engine_workload_is_the_suites_rewrite_requests_run_to_their_stop() -> None:
+    from copilot_lsp.bench.engine.prompts import SETS, nextedit_prompts
+    from copilot_lsp.bench.nextedit.prompts import rewrite_request
+
+    assert "nextedit" in SETS
+    prompts = nextedit_prompts(6)
+    assert len(prompts) == 6 and len({p.name for p in prompts}) == 6
+    by_id = {s.id: s for s in STORED}
+    assert len({by_id[p.name].kind for p in prompts}) == 6  # across kinds
+    assert all(by_id[p.name].wants_edit for p in prompts)
+    for prompt in prompts:
+        assert prompt.set == "nextedit" and "# end" in prompt.stop
+        assert prompt.max_tokens is not None and prompt.max_tokens > 64
+        assert "Recent edits:" in prompt.text and prompt.text.endswith("after the next edit:\n")
+    request = rewrite_request(by_id[prompts[0].name])
+    assert request.expected is not None and request.expected in (
+        by_id[prompts[0].name].expected or ""
+    )
+
+
+@pytest.mark.asyncio
+async def test_a_rewrite_prompt_runs_to_its_stop_string_with_its_own_limit() -> None:
+    import httpx
+
+    from copilot_lsp.bench.engine.prompts import Prompt
+    from copilot_lsp.bench.engine.runner import stream_request
+    from copilot_lsp.testing.fake_engine import FakeEngine, Reply
+
+    engine = await FakeEngine().start()
+    engine.default = Reply(chunks=["a\n", "b\n"])
+    prompt = Prompt("nextedit", "x", "# Lines 1-2, after the next edit:\n", 300, ("# end",))
+    try:
+        async with httpx.AsyncClient() as client:
+            root = engine.url.removesuffix("/v1")
+            record = await stream_request(client, root, "m", prompt, 16, 0.0, 0, keep_text=True)
+    finally:
+        await engine.stop()
+    body = engine.requests[0].body
+    assert body["stop"] == ["# end"] and body["ignore_eos"] is False
+    assert body["max_tokens"] == 300
+    assert record.ok and record.text == "a\nb\n"
