@@ -164,3 +164,29 @@ async def test_a_rewrite_prompt_runs_to_its_stop_string_with_its_own_limit() -> 
     assert body["stop"] == ["# end"] and body["ignore_eos"] is False
     assert body["max_tokens"] == 300
     assert record.ok and record.text == "a\nb\n"
+
+
+def test_the_diagnosis_verdict_follows_the_servers_rules() -> None:
+    from copilot_lsp.bench.nextedit.prompts import rewrite_request
+    from copilot_lsp.bench.nextedit.report import diagnosis_table
+
+    scenario = next(s for s in STORED if s.kind == "rename-local")
+    request = rewrite_request(scenario)
+    assert request.expected is not None
+    window = "\n".join(request.window)
+    undone = window.replace(
+        scenario.steps[0].text, scenario.before[scenario.steps[0].start : scenario.steps[0].end]
+    )
+    assert request.verdict(request.expected + "\n", "stop") == "offered"
+    assert request.verdict(window + "\n", "stop") == "no change"
+    assert request.verdict(undone + "\n", "stop") == "reversal"
+    assert request.verdict(request.expected, "length") == "unterminated (length)"
+    assert request.verdict("x = 1\n", "stop").startswith("doubtful: ")
+    data = {
+        "results": [{"id": scenario.id, "wants_edit": True}],
+        "diagnosis": [{"id": scenario.id, "verdict": "offered", "window_right": True}],
+    }
+    assert diagnosis_table(data) == {
+        "offered": {"want_edit": 1, "want_none": 0},
+        "model right": {"want_edit": 1, "want_none": 0},
+    }

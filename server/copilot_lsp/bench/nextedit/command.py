@@ -50,6 +50,12 @@ def add_parser(
         "--timeout-s", type=float, default=300.0, help="longest wait for one answer"
     )
     nextedit.add_argument(
+        "--diagnose",
+        action="store_true",
+        help="after the suite, send each scenario's rewrite request straight to the engine and "
+        "record the model's answer and what the server's gates make of it",
+    )
+    nextedit.add_argument(
         "--report-only",
         action="store_true",
         help="redraw the report from the raw results saved in OUT without running anything",
@@ -61,7 +67,7 @@ def add_parser(
 def run(args: argparse.Namespace, state_dir: Path) -> str:
     """Measure (or reload), then write the report folder; returns the report's text."""
     from copilot_lsp.bench.harness import load_results, save_results
-    from copilot_lsp.bench.nextedit.report import render
+    from copilot_lsp.bench.nextedit.report import diagnosis_table, render
     from copilot_lsp.bench.nextedit.run import summarise
 
     out: Path = args.out
@@ -69,7 +75,7 @@ def run(args: argparse.Namespace, state_dir: Path) -> str:
     if not args.report_only:
         save_results(out, data)
     summary = summarise(data["results"])
-    text = render(data, summary)
+    text = render(data, summary, diagnosis_table(data))
     (out / REPORT).write_text(text, encoding="utf-8")
     (out / SUMMARY).write_text(
         json.dumps({"run": data["run"], **summary}, indent=1) + "\n", encoding="utf-8"
@@ -98,7 +104,7 @@ def chosen(args: argparse.Namespace) -> tuple[list[Any], int]:
 
 def _measure(args: argparse.Namespace, state_dir: Path) -> dict[str, Any]:
     from copilot_lsp.bench.harness import started_engine
-    from copilot_lsp.bench.nextedit.run import run_suite
+    from copilot_lsp.bench.nextedit.run import diagnose, run_suite
     from copilot_lsp.serving.profiles import load_profile
 
     scenarios, size = chosen(args)
@@ -107,9 +113,11 @@ def _measure(args: argparse.Namespace, state_dir: Path) -> dict[str, Any]:
         sys.stderr.write(message + "\n")
         sys.stderr.flush()
 
+    diagnosis: list[dict[str, Any]] = []
+
     def measure(url: str | None) -> list[dict[str, Any]]:
         with tempfile.TemporaryDirectory(prefix="copilot-lsp-nextedit-") as folder:
-            return asyncio.run(
+            results = asyncio.run(
                 run_suite(
                     scenarios,
                     url,
@@ -119,6 +127,10 @@ def _measure(args: argparse.Namespace, state_dir: Path) -> dict[str, Any]:
                     log=log,
                 )
             )
+        if args.diagnose and url is not None:
+            log("diagnosis: the rewrite requests straight to the engine")
+            diagnosis.extend(asyncio.run(diagnose(scenarios, url, args.format or "plain")))
+        return results
 
     started = time.perf_counter()
     if args.engine_url:
@@ -137,6 +149,7 @@ def _measure(args: argparse.Namespace, state_dir: Path) -> dict[str, Any]:
             ("--format", args.format),
             ("--kinds", args.kinds),
             ("--limit", args.limit),
+            ("--diagnose", "" if args.diagnose else None),
         )
         if value is not None
     )
@@ -152,4 +165,5 @@ def _measure(args: argparse.Namespace, state_dir: Path) -> dict[str, Any]:
             "seconds": round(time.perf_counter() - started, 1),
         },
         "results": results,
+        "diagnosis": diagnosis,
     }

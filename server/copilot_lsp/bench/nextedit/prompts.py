@@ -5,10 +5,12 @@ token limit as NextEditService._request, for measuring engines on next-edit work
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from copilot_lsp.bench.nextedit.scenarios import Scenario
-from copilot_lsp.nextedit.history import EditHistory, as_before
+from copilot_lsp.nextedit import gate
+from copilot_lsp.nextedit.diff import hunks, merged
+from copilot_lsp.nextedit.history import EditHistory, EditStep, as_before
 from copilot_lsp.nextedit.prompt import PromptParts, load_format
 from copilot_lsp.nextedit.service import CHARS_PER_TOKEN, TOKEN_MARGIN
 from copilot_lsp.nextedit.window import context_lines, file_excerpt, window_at
@@ -28,6 +30,29 @@ class RewriteRequest:
     stop: tuple[str, ...]
     expected: str | None
     """The window as the right answer has it (None: no edit is right, the window as it is)."""
+    window: tuple[str, ...] = ()
+    steps: list[EditStep] = field(default_factory=list)
+    """The document's history steps, newest first (for the reversal gate)."""
+    format_name: str = "plain"
+
+    def verdict(self, answer: str, finish: str | None, max_changed_lines: int = 8) -> str:
+        """What the server makes of `answer`: `offered`, or why nothing is (the rules of
+        NextEditService._find, its diff and gates)."""
+        if finish != "stop":
+            return f"unterminated ({finish})"
+        old, new = list(self.window), load_format(self.format_name).answer(answer).split("\n")
+        found = hunks(old, new)
+        edit = merged(found, old, new)
+        if edit is None:
+            return "no change"
+        doubt = gate.doubtful(edit, old, new, max_changed_lines)
+        if doubt is not None:
+            if doubt.startswith("the answer has"):
+                return "doubtful: line count"
+            return "doubtful: " + ("too many lines" if "lines" in doubt else "rewrites the window")
+        if any(gate.reverses(hunk, self.steps) for hunk in [*found, edit]):
+            return "reversal"
+        return "offered"
 
 
 def rewrite_request(
@@ -71,4 +96,7 @@ def rewrite_request(
         size // CHARS_PER_TOKEN + TOKEN_MARGIN,
         tuple(form.stops(LANGUAGE)),
         expected,
+        window.lines,
+        history.of(path),
+        format_name,
     )

@@ -16,7 +16,25 @@ def _row(name: str, row: dict[str, Any]) -> str:
     )
 
 
-def render(data: dict[str, Any], summary: dict[str, Any]) -> str:
+def diagnosis_table(data: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """Verdicts of the model's answers (--diagnose), for the scenarios that want an edit and
+    for those that want none; `model right`: the answer's window is the expected one."""
+    wants = {r["id"]: r["wants_edit"] for r in data["results"]}
+    table: dict[str, dict[str, int]] = {}
+    for row in data.get("diagnosis") or []:
+        side = "want_edit" if wants.get(row["id"]) else "want_none"
+        for key in (row["verdict"], "model right" if row["window_right"] else None):
+            if key is not None:
+                counts = table.setdefault(key, {"want_edit": 0, "want_none": 0})
+                counts[side] += 1
+    return table
+
+
+def render(
+    data: dict[str, Any],
+    summary: dict[str, Any],
+    diagnosis: dict[str, dict[str, int]] | None = None,
+) -> str:
     run = data["run"]
     lines = [
         "# Next-edit quality suite",
@@ -42,6 +60,20 @@ def render(data: dict[str, Any], summary: dict[str, Any]) -> str:
         _row("no edit is right", summary["want_none"]),
     ]
     lines += [_row(f"`{kind}`", row) for kind, row in summary["kinds"].items()]
+    if diagnosis:
+        lines += [
+            "",
+            "Diagnosis (`--diagnose`): each rewrite request sent straight to the engine, "
+            "greedy, and what the server's rules make of the model's answer (offered, or why "
+            "not); `model right`: the answer's window is the expected one.",
+            "",
+            "| verdict | an edit is right | no edit is right |",
+            "|---|---|---|",
+        ]
+        lines += [
+            f"| {verdict} | {counts['want_edit']} | {counts['want_none']} |"
+            for verdict, counts in sorted(diagnosis.items(), key=lambda item: item[0])
+        ]
     errors = summary["all"].get("errors", 0)
     if errors:
         lines += ["", f"{errors} request(s) failed or timed out (scored as no edit)."]

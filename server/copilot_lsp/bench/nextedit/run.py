@@ -15,12 +15,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 from lsprotocol import types
 
 from copilot_lsp.bench.nextedit import score
 from copilot_lsp.bench.nextedit.scenarios import Scenario
 from copilot_lsp.client.driver import EditorSession, plain
 from copilot_lsp.lsp import methods
+from copilot_lsp.nextedit.prompt import load_format
 from copilot_lsp.positions import Encoding, Position, offset_at, position_at
 
 ENCODING: Encoding = "utf-16"
@@ -192,3 +194,45 @@ def _percentile(sorted_values: list[float], q: float) -> float:
     low = int(index)
     high = min(low + 1, len(sorted_values) - 1)
     return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (index - low)
+
+
+async def diagnose(
+    scenarios: list[Scenario], engine_url: str, prompt_format: str = "plain"
+) -> list[dict[str, Any]]:
+    """Each scenario's rewrite request sent straight to the engine (greedy, as the server
+    sends it): the model's answer, and what the server makes of it (`verdict`: offered, or
+    why not). Shows why the suite's numbers are what they are: a quiet model, or a model
+    whose answers the gates drop."""
+    from copilot_lsp.bench.nextedit.prompts import rewrite_request
+
+    root = engine_url.rstrip("/").removesuffix("/v1")
+    found = []
+    async with httpx.AsyncClient(timeout=600.0) as client:
+        model = (await client.get(f"{root}/v1/models")).json()["data"][0]["id"]
+        for index, scenario in enumerate(scenarios):
+            request = rewrite_request(scenario, prompt_format, path=f"s{index:03d}.py")
+            body = {
+                "model": model,
+                "prompt": request.prompt,
+                "max_tokens": request.max_tokens,
+                "temperature": 0.0,
+                "stop": list(request.stop),
+            }
+            answer = (await client.post(f"{root}/v1/completions", json=body)).json()
+            choice = answer["choices"][0]
+            text, finish = str(choice.get("text") or ""), choice.get("finish_reason")
+            window = "\n".join(request.window)
+            wanted = request.expected if request.expected is not None else window
+            got = load_format(prompt_format).answer(text)
+            found.append(
+                {
+                    "id": scenario.id,
+                    "verdict": request.verdict(text, finish),
+                    "finish": finish,
+                    "tokens": (answer.get("usage") or {}).get("completion_tokens"),
+                    "window_right": got == wanted,
+                    "window_unchanged": got == window,
+                    "answer": text,
+                }
+            )
+    return found
