@@ -142,7 +142,7 @@ def _measure(args: argparse.Namespace, state_dir: Path) -> dict[str, Any]:
             started = time.perf_counter()  # the engine's start is not the suite's time
             results = measure(state.url)
     command = "copilot-lsp bench nextedit" + "".join(
-        f" {flag} {value}"
+        f" {flag} {value}".rstrip()
         for flag, value in (
             ("--engine-url", args.engine_url),
             ("--profile", None if args.engine_url else args.profile),
