@@ -56,6 +56,9 @@ async def test_a_right_edit_a_quiet_answer_and_an_undo_the_server_drops(
     body = engine.requests[0].body
     assert (request.prompt, request.max_tokens) == (prompt, body["max_tokens"])
     assert set(request.stop) <= set(body["stop"])
+    # Each document is closed after its scenario: no scenario sees another's edits.
+    assert "s000.py" not in engine.requests[2].body["prompt"]
+    assert "s002.py" in engine.requests[2].body["prompt"]
     right, quiet, dropped = results
     assert right["exact"] and right["shown"] and right["delta_chrf"] == 1.0
     assert right["reversal"] == 0.0 and right["error"] is None
