@@ -134,6 +134,7 @@ class CopilotService:
     def close(self, uri: str) -> None:
         self.workspace.close(uri)
         self.pipeline.forget(uri)
+        self.next_edits.forget(uri)  # its steps leave the edit history (nextedit/history.py)
 
     def lost_edit(self, uri: str) -> bool:
         """An edit of `uri` could not be applied: its completions pause until the editor

@@ -2,9 +2,9 @@
 run from them in its command.py.
 
 Most print a table (or with `--json` their JSON report) and can write the report
-(`--out PATH`); `engine`, `replay` and `crossfile` write a report folder instead (`--out
-DIR`: Markdown, plots, summary and raw results) and start engines of their own, recorded in a
-state folder made here for the run, never in the user's.
+(`--out PATH`); `engine`, `replay`, `crossfile` and `nextedit` write a report folder instead
+(`--out DIR`: Markdown, plots, summary and raw results) and start engines of their own,
+recorded in a state folder made here for the run, never in the user's.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from copilot_lsp.bench.crossfile import command as crossfile
 from copilot_lsp.bench.engine import command as engine
 from copilot_lsp.bench.latency import command as latency
 from copilot_lsp.bench.load import command as load
+from copilot_lsp.bench.nextedit import command as nextedit
 from copilot_lsp.bench.overhead import command as overhead
 from copilot_lsp.bench.quality import command as quality
 from copilot_lsp.bench.replay import command as replay
@@ -46,9 +47,24 @@ REPORTS: dict[str, _Report] = {
     "load": load,
 }
 """The benchmarks with a JSON report and a table."""
-FOLDERS: dict[str, _ReportFolder] = {"engine": engine, "replay": replay, "crossfile": crossfile}
+FOLDERS: dict[str, _ReportFolder] = {
+    "engine": engine,
+    "replay": replay,
+    "crossfile": crossfile,
+    "nextedit": nextedit,
+}
 """The benchmarks that write a report folder and start engines."""
-ORDER = ("latency", "engine", "replay", "context", "quality", "crossfile", "overhead", "load")
+ORDER = (
+    "latency",
+    "engine",
+    "replay",
+    "context",
+    "quality",
+    "crossfile",
+    "nextedit",
+    "overhead",
+    "load",
+)
 """As `copilot-lsp bench --help` lists them."""
 
 

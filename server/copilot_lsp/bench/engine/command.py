@@ -30,7 +30,9 @@ def add_parser(
     engine.add_argument("--concurrency", default="1,4,16,64", help="comma-separated levels")
     engine.add_argument("--temperature", default="0,0.7,1.3", help="comma-separated (at conc. 1)")
     engine.add_argument(
-        "--prompts", default="flat,nested,longform", help="prompt sets: flat, nested, longform"
+        "--prompts",
+        default="flat,nested,longform",
+        help="prompt sets: flat, nested, longform, nextedit (the next-edit suite's rewrites)",
     )
     engine.add_argument("--per-set", type=int, default=4, help="prompts per set")
     engine.add_argument("--repeats", type=int, default=3)

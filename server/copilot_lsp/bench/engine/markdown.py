@@ -146,6 +146,7 @@ def render(
     out += _table(
         ["profile", "prompts", "acceptance", "mean accepted length", "per position"], rows
     )
+    out += _by_set(summary)
     out += ["", "## Temperature (concurrency 1, flat and nested prompts)", ""]
     rows = []
     for profile, by_t in summary["by_temperature"].items():
@@ -177,3 +178,44 @@ def render(
     if plots:
         out += ["## Plots", ""] + [f"![{name}]({name})" for name in plots] + [""]
     return "\n".join(out)
+
+
+def _by_set(summary: dict[str, Any]) -> list[str]:
+    """Per prompt set at concurrency 1, greedy: tokens/s and the time to the whole answer
+    (for `nextedit`, the whole rewrite: the time to the edit)."""
+    by_set = summary.get("by_set") or {}
+    rows = []
+    for profile, sets in by_set.items():
+        for name, row in sets.items():
+            if not row["requests"]:
+                continue
+            rows.append(
+                [
+                    profile,
+                    name,
+                    _num(row["tok_s"]["median"]),
+                    _num(row["ttft_ms"]["median"]),
+                    _num(row["e2e_ms"]["median"]),
+                    _num(row["e2e_ms"]["p90"]),
+                    f"{row['failures']}/{row['requests']}",
+                ]
+            )
+    if not rows:
+        return []
+    return [
+        "",
+        "## By prompt set (concurrency 1, greedy): tokens/s and time to the whole answer",
+        "",
+        *_table(
+            [
+                "profile",
+                "prompts",
+                "median tok/s",
+                "TTFT p50",
+                "whole answer p50 ms",
+                "p90",
+                "failed",
+            ],
+            rows,
+        ),
+    ]

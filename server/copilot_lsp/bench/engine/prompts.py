@@ -6,7 +6,10 @@ never SAFIM), each cut right after a line that opens a block: at indentation dep
 loop inside a condition inside a function…), which is where Medusa's acceptance is claimed to
 collapse. `longform` is three long generation tasks written for this benchmark: the three
 prompts the claims came with are not available here, so these stand in for them (same kind:
-a long, self-contained piece of code to write from a short description).
+a long, self-contained piece of code to write from a short description). `nextedit` is the
+next-edit suite's rewrite requests (bench/nextedit/prompts.py: the prompt, token limit and stop
+strings the server sends for a scenario, plain format): each runs to its stop string, so its
+end-to-end time is the time to the whole edit.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from dataclasses import dataclass
 
 from copilot_lsp.draft import corpus
 
-SETS = ("flat", "nested", "longform")
+SETS = ("flat", "nested", "longform", "nextedit")
 
 LONGFORM = (
     '"""An LRU cache with a time-to-live per entry, thread safe, with hit/miss statistics."""\n'
@@ -42,6 +45,10 @@ class Prompt:
     set: str
     name: str
     text: str
+    max_tokens: int | None = None
+    """This prompt's own token limit (None: the plan's)."""
+    stop: tuple[str, ...] = ()
+    """Stop strings: the answer runs to one of them (or the limit) instead of a fixed length."""
 
 
 def _depth(line: str) -> int:
@@ -86,4 +93,28 @@ def prompt_sets(per_set: int, max_chars: int = 1500, heldout_percent: int = 5) -
                 prompts.append(Prompt(wanted, source.path.name, cut[-max_chars:]))
                 break  # one prompt per file: the sets do not share a file
     longform = [Prompt("longform", f"longform-{i + 1}", text) for i, text in enumerate(LONGFORM)]
-    return found["flat"] + found["nested"] + longform[:per_set]
+    return found["flat"] + found["nested"] + longform[:per_set] + nextedit_prompts(per_set)
+
+
+def nextedit_prompts(count: int) -> list[Prompt]:
+    """`count` rewrite requests of the next-edit suite, the scenarios that want an edit first
+    and taken across kinds in turn."""
+    from copilot_lsp.bench.nextedit.prompts import rewrite_request
+    from copilot_lsp.bench.nextedit.scenarios import Scenario, load
+
+    scenarios = sorted(load(), key=lambda s: not s.wants_edit)
+    by_kind: dict[str, list[Scenario]] = {}
+    for scenario in scenarios:
+        by_kind.setdefault(scenario.kind, []).append(scenario)
+    order: list[Scenario] = []
+    while any(by_kind.values()):
+        for queue in by_kind.values():
+            if queue:
+                order.append(queue.pop(0))
+    prompts = []
+    for scenario in order[:count]:
+        request = rewrite_request(scenario)
+        prompts.append(
+            Prompt("nextedit", request.scenario, request.prompt, request.max_tokens, request.stop)
+        )
+    return prompts

@@ -178,8 +178,27 @@ def summarise(data: dict[str, Any]) -> dict[str, Any]:
         }
         for profile in profiles
     }
+    by_set_timing = {
+        profile: {
+            name: condition_summary(
+                {
+                    repeat: [
+                        c
+                        for c in data["cells"]
+                        if (c["profile"], c["set"], c["repeat"]) == (profile, name, repeat)
+                        and c["concurrency"] == 1
+                        and c["temperature"] == 0.0
+                    ]
+                    for repeat in range(plan["repeats"])
+                }
+            )
+            for name in plan["sets"]
+        }
+        for profile in profiles
+    }
     return {
         "plain": plain,
+        "by_set": by_set_timing,
         "by_concurrency": by_concurrency,
         "by_temperature": by_temperature,
         "acceptance_by_set": by_set,

@@ -132,6 +132,10 @@ async def stream_request(
         "ignore_eos": True,
         "stream_options": {"include_usage": True, "continuous_usage_stats": True},
     }
+    if prompt.stop:  # a whole answer (a next-edit rewrite): to its stop string
+        body.update(stop=list(prompt.stop), ignore_eos=False)
+    if prompt.max_tokens is not None:
+        body["max_tokens"] = prompt.max_tokens
     record = RequestRecord(prompt=prompt.name, ok=False)
     parts: list[str] = []
     started = time.perf_counter()

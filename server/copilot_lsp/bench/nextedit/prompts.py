@@ -1,0 +1,102 @@
+"""The rewrite requests the server sends for the suite's scenarios, built without a server:
+the same history (the steps recorded as the server records didChange), window, format and
+token limit as NextEditService._request, for measuring engines on next-edit work alone
+(`bench engine --prompts nextedit`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from copilot_lsp.bench.nextedit.scenarios import Scenario
+from copilot_lsp.nextedit import gate
+from copilot_lsp.nextedit.diff import hunks, merged
+from copilot_lsp.nextedit.history import EditHistory, EditStep, as_before
+from copilot_lsp.nextedit.prompt import PromptParts, load_format
+from copilot_lsp.nextedit.service import CHARS_PER_TOKEN, TOKEN_MARGIN
+from copilot_lsp.nextedit.window import context_lines, file_excerpt, window_at
+from copilot_lsp.positions import line_starts
+
+LANGUAGE = "python"
+LINES_ABOVE = LINES_BELOW = 10
+HISTORY_CHARS = 3000
+"""The settings' defaults (nextEditSuggestions.linesAbove, linesBelow, historyChars)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RewriteRequest:
+    scenario: str
+    prompt: str
+    max_tokens: int
+    stop: tuple[str, ...]
+    expected: str | None
+    """The window as the right answer has it (None: no edit is right, the window as it is)."""
+    window: tuple[str, ...] = ()
+    steps: list[EditStep] = field(default_factory=list)
+    """The document's history steps, newest first (for the reversal gate)."""
+    format_name: str = "plain"
+
+    def verdict(self, answer: str, finish: str | None, max_changed_lines: int = 8) -> str:
+        """What the server makes of `answer`: `offered`, or why nothing is (the rules of
+        NextEditService._find, its diff and gates)."""
+        if finish != "stop":
+            return f"unterminated ({finish})"
+        old, new = list(self.window), load_format(self.format_name).answer(answer).split("\n")
+        found = hunks(old, new)
+        edit = merged(found, old, new)
+        if edit is None:
+            return "no change"
+        doubt = gate.doubtful(edit, old, new, max_changed_lines)
+        if doubt is not None:
+            if doubt.startswith("the answer has"):
+                return "doubtful: line count"
+            return "doubtful: " + ("too many lines" if "lines" in doubt else "rewrites the window")
+        if any(gate.reverses(hunk, self.steps) for hunk in [*found, edit]):
+            return "reversal"
+        return "offered"
+
+
+def rewrite_request(
+    scenario: Scenario, format_name: str = "plain", path: str | None = None
+) -> RewriteRequest:
+    """The request for `scenario`; `path`: the document's path as the prompt shows it."""
+    form = load_format(format_name)
+    path = path or f"{scenario.id}.py"
+    history = EditHistory(clock=lambda: 0.0)
+    text = scenario.before
+    for step in scenario.steps:
+        new = text[: step.start] + step.text + text[step.end :]
+        history.record(path, path, (text, line_starts(text)), (new, line_starts(new)))
+        text = new
+    starts = line_starts(text)
+    window = window_at(text, starts, scenario.cursor, LINES_ABOVE, LINES_BELOW)
+    context = form.context_lines
+    parts = PromptParts(
+        path=path,
+        language_id=LANGUAGE,
+        window=window,
+        original="\n".join(as_before(window, history.of(path))),
+        history=history.render(HISTORY_CHARS, lambda step: form.event_text(step, LANGUAGE)),
+        file=file_excerpt(text, starts, window, form.file_chars) if form.file_chars else "",
+        before=context_lines(text, starts, window.first - context, window.first - 1)
+        if context
+        else "",
+        after=context_lines(text, starts, window.last + 1, window.last + context)
+        if context
+        else "",
+    )
+    size = sum(len(line) + 1 for line in window.lines)
+    expected = None
+    if scenario.expected is not None:
+        lines = scenario.expected.split("\n")
+        grown = len(lines) - len(text.split("\n"))
+        expected = "\n".join(lines[window.first : window.last + 1 + grown])
+    return RewriteRequest(
+        scenario.id,
+        form.render(parts),
+        size // CHARS_PER_TOKEN + TOKEN_MARGIN,
+        tuple(form.stops(LANGUAGE)),
+        expected,
+        window.lines,
+        history.of(path),
+        format_name,
+    )

@@ -1,0 +1,68 @@
+"""The next-edit suite end to end through the real server, over the scripted engine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from copilot_lsp.bench.nextedit import scenarios as suite
+from copilot_lsp.bench.nextedit.prompts import rewrite_request
+from copilot_lsp.bench.nextedit.run import run_suite, summarise
+from copilot_lsp.nextedit.window import window_at
+from copilot_lsp.positions import line_starts
+from copilot_lsp.testing.fake_engine import FakeEngine, Reply
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def answer(scenario: suite.Scenario, buffer: str) -> Reply:
+    """The model's rewrite of the scenario's window, as `buffer` has it (the format's closing
+    header is the stop string: the engine does not send it)."""
+    current = scenario.current()
+    window = window_at(current, line_starts(current), scenario.cursor, 10, 10)
+    lines = buffer.split("\n")
+    grown = len(lines) - len(current.split("\n"))
+    return Reply(chunks=["\n".join(lines[window.first : window.last + 1 + grown]) + "\n"])
+
+
+async def test_a_right_edit_a_quiet_answer_and_an_undo_the_server_drops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: dict[str, str]
+) -> None:
+    stored = suite.load()
+    edit = next(s for s in stored if s.kind == "rename-param")
+    unrelated = next(s for s in stored if s.kind == "unrelated")
+    done = next(s for s in stored if s.kind == "rename-local-done")
+    assert edit.expected is not None
+    engine = await FakeEngine().start()
+    engine.replies = [
+        answer(edit, edit.expected),
+        answer(unrelated, unrelated.current()),  # the window unchanged: nothing to offer
+        answer(done, done.before),  # every rename undone: the server's gate drops it
+    ]
+    for key, value in isolated_env.items():
+        monkeypatch.setenv(key, value)
+    try:
+        results = await run_suite([edit, unrelated, done], engine.url, tmp_path, timeout_s=30)
+    finally:
+        await engine.stop()
+    assert len(engine.requests) == 3
+    prompt = engine.requests[0].body["prompt"]
+    current = edit.current()
+    line = current[current.rfind("\n", 0, edit.cursor) + 1 : current.find("\n", edit.cursor)]
+    assert f"# +{line}" in prompt.split("Lines")[0]  # the user's step is in the history
+    # `bench engine --prompts nextedit` sends what the server sent.
+    request = rewrite_request(edit, path="s000.py")
+    body = engine.requests[0].body
+    assert (request.prompt, request.max_tokens) == (prompt, body["max_tokens"])
+    assert set(request.stop) <= set(body["stop"])
+    # Each document is closed after its scenario: no scenario sees another's edits.
+    assert "s000.py" not in engine.requests[2].body["prompt"]
+    assert "s002.py" in engine.requests[2].body["prompt"]
+    right, quiet, dropped = results
+    assert right["exact"] and right["shown"] and right["delta_chrf"] == 1.0
+    assert right["reversal"] == 0.0 and right["error"] is None
+    assert quiet["exact"] and not quiet["shown"]
+    assert dropped["exact"] and not dropped["shown"]
+    summary = summarise(results)
+    assert summary["all"]["exact"] == 1.0 and summary["want_none"]["quiet"] == 1.0
