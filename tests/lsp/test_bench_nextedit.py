@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from copilot_lsp.bench.nextedit import scenarios as suite
+from copilot_lsp.bench.nextedit import suite
 from copilot_lsp.bench.nextedit.prompts import rewrite_request
 from copilot_lsp.bench.nextedit.run import run_suite, summarise
 from copilot_lsp.nextedit.window import window_at

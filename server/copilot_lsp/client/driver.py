@@ -103,6 +103,22 @@ class EditorSession:
             )
         )
 
+    def replace(
+        self, uri: str, version: int, start: tuple[int, int], end: tuple[int, int], text: str
+    ) -> None:
+        """Replace the range from `start` to `end` ((line, column), zero-based, UTF-16) with
+        `text`: an incremental didChange."""
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(version=version, uri=uri),
+                [
+                    types.TextDocumentContentChangePartial(
+                        types.Range(types.Position(*start), types.Position(*end)), text
+                    )
+                ],
+            )
+        )
+
     def close_document(self, uri: str) -> None:
         self.client.text_document_did_close(
             types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri))

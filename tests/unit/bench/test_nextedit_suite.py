@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from copilot_lsp.bench.nextedit import scenarios as suite
+from copilot_lsp.bench.nextedit import scenarios, suite
 from copilot_lsp.bench.nextedit.run import scored, summarise
 from copilot_lsp.bench.nextedit.score import delta_chrf, reversal
 from copilot_lsp.errors import CopilotLspError
@@ -46,13 +46,13 @@ def test_every_scenario_is_valid_python_with_its_edit_inside_the_window(
         old, new = current.split("\n"), scenario.target().split("\n")
         opcodes = difflib.SequenceMatcher(None, old, new).get_opcodes()
         changed = [i for tag, i1, i2, _, _ in opcodes if tag != "equal" for i in (i1, i2 - 1)]
-        assert changed and all(abs(i - cursor_line) <= suite.WINDOW for i in changed)
+        assert changed and all(abs(i - cursor_line) <= scenarios.WINDOW for i in changed)
     else:
         assert scenario.expected is None and scenario.target() == current
 
 
 def test_a_scenario_of_each_kind_is_built_from_the_standard_library() -> None:
-    built = suite.build(suite.MODULES[:12])
+    built = scenarios.build(scenarios.MODULES[:12])
     by_kind = {s.kind: s for s in built if s.source != "hand"}
     for kind in GENERATED:
         edit = by_kind[kind]

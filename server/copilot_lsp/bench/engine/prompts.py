@@ -100,7 +100,7 @@ def nextedit_prompts(count: int) -> list[Prompt]:
     """`count` rewrite requests of the next-edit suite, the scenarios that want an edit first
     and taken across kinds in turn."""
     from copilot_lsp.bench.nextedit.prompts import rewrite_request
-    from copilot_lsp.bench.nextedit.scenarios import Scenario, load
+    from copilot_lsp.bench.nextedit.suite import Scenario, load
 
     scenarios = sorted(load(), key=lambda s: not s.wants_edit)
     by_kind: dict[str, list[Scenario]] = {}

@@ -85,7 +85,7 @@ def run(args: argparse.Namespace, state_dir: Path) -> str:
 
 def chosen(args: argparse.Namespace) -> tuple[list[Any], int]:
     """The scenarios asked for, and the suite's size."""
-    from copilot_lsp.bench.nextedit.scenarios import DATA, load
+    from copilot_lsp.bench.nextedit.suite import DATA, load
 
     suite = load(args.scenarios or DATA)
     picked = suite

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from copilot_lsp.bench.nextedit.scenarios import Scenario
+from copilot_lsp.bench.nextedit.suite import Scenario
 from copilot_lsp.nextedit import gate
 from copilot_lsp.nextedit.diff import hunks, merged
 from copilot_lsp.nextedit.history import EditHistory, EditStep, as_before

@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from lsprotocol import types
 
 from copilot_lsp.bench.nextedit import score
-from copilot_lsp.bench.nextedit.scenarios import Scenario
+from copilot_lsp.bench.nextedit.suite import Scenario
 from copilot_lsp.client.driver import EditorSession, plain
 from copilot_lsp.lsp import methods
 from copilot_lsp.nextedit.prompt import load_format
@@ -68,19 +67,8 @@ async def run_suite(
 
 def _change(session: EditorSession, uri: str, version: int, text: str, step: Any) -> None:
     start, end = position_at(text, step.start, ENCODING), position_at(text, step.end, ENCODING)
-    session.client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            types.VersionedTextDocumentIdentifier(version=version, uri=uri),
-            [
-                types.TextDocumentContentChangePartial(
-                    types.Range(
-                        types.Position(start.line, start.character),
-                        types.Position(end.line, end.character),
-                    ),
-                    step.text,
-                )
-            ],
-        )
+    session.replace(
+        uri, version, (start.line, start.character), (end.line, end.character), step.text
     )
 
 
