@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from copilot_lsp.bench.context import command as context
 from copilot_lsp.bench.crossfile import command as crossfile
 from copilot_lsp.bench.engine import command as engine
+from copilot_lsp.bench.index import command as index
 from copilot_lsp.bench.latency import command as latency
 from copilot_lsp.bench.load import command as load
 from copilot_lsp.bench.overhead import command as overhead
@@ -44,11 +45,22 @@ REPORTS: dict[str, _Report] = {
     "quality": quality,
     "overhead": overhead,
     "load": load,
+    "index": index,
 }
 """The benchmarks with a JSON report and a table."""
 FOLDERS: dict[str, _ReportFolder] = {"engine": engine, "replay": replay, "crossfile": crossfile}
 """The benchmarks that write a report folder and start engines."""
-ORDER = ("latency", "engine", "replay", "context", "quality", "crossfile", "overhead", "load")
+ORDER = (
+    "latency",
+    "engine",
+    "replay",
+    "context",
+    "quality",
+    "crossfile",
+    "overhead",
+    "load",
+    "index",
+)
 """As `copilot-lsp bench --help` lists them."""
 
 

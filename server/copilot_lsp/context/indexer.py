@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 from copilot_lsp.context.file_summary import Item, summarize_batch
@@ -100,6 +101,9 @@ class WorkspaceIndexer:
         self._task: asyncio.Task[None] | None = None
         self.idle = asyncio.Event()
         """Set while nothing waits to be indexed (tests and benchmarks wait for it)."""
+        self._started = 0.0
+        self._first_pass: tuple[int, float] | None = None
+        """(files discovered, seconds from start to the last one indexed) of the first pass."""
 
     def configure(self, enabled: bool, limits: Limits) -> None:
         """Use these settings; an index already built with others is built again."""
@@ -115,6 +119,7 @@ class WorkspaceIndexer:
         if not self.enabled or not self.folders:
             return
         self.idle.clear()
+        self._started = time.monotonic()
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     def stop(self) -> None:
@@ -126,6 +131,7 @@ class WorkspaceIndexer:
         self._timers.clear()
         self._queue.clear()
         self._known.clear()
+        self._first_pass = None
         self.index.clear()
         self.idle.set()
 
@@ -134,6 +140,21 @@ class WorkspaceIndexer:
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
             self._executor = None
+
+    def stats(self) -> dict[str, Any]:
+        """For `copilot/stats` (`index`): whether it is on, the index's size (RepoIndex.stats),
+        files waiting, and the first pass: `first_pass_files` discovered, `first_pass_s` from
+        the start to the last of them indexed (null while it runs)."""
+        running = self._task is not None
+        first = self._first_pass
+        return {
+            "enabled": self.enabled and running,
+            **self.index.stats(),
+            "queued": len(self._queue),
+            "first_pass_files": first[0] if first else None,
+            "first_pass_s": round(first[1], 3) if first else None,
+            "indexing": running and first is None,
+        }
 
     def locate(self, uri: str) -> tuple[Folder, str] | None:
         """The workspace folder `uri` is in, and its path there."""
@@ -177,6 +198,8 @@ class WorkspaceIndexer:
         total, reported = len(waiting), 0.0
         if total:
             self.on_progress(0, total, False)
+        else:
+            self._first_pass = (0, time.monotonic() - self._started)
         while True:
             if not self._queue:
                 self.idle.set()
@@ -190,6 +213,7 @@ class WorkspaceIndexer:
             if waiting:
                 waiting.difference_update(uri for uri, _ in batch)
                 if not waiting:
+                    self._first_pass = (total, time.monotonic() - self._started)
                     self.on_progress(total, total, True)
                 elif time.monotonic() - reported >= PROGRESS_EVERY_S:
                     reported = time.monotonic()

@@ -101,3 +101,15 @@ async def test_turning_the_index_off_empties_it(harness: Harness) -> None:
     harness.indexer.configure(True, Limits(max_files=2))
     await harness.settled()
     assert len(harness.indexer.index) == 2
+
+
+async def test_stats_give_the_size_and_the_first_pass(harness: Harness) -> None:
+    stats = harness.indexer.stats()
+    assert stats["enabled"] is True and stats["indexing"] is False
+    assert stats["files"] == 6 and stats["first_pass_files"] == 6
+    assert isinstance(stats["first_pass_s"], float) and stats["queued"] == 0
+    assert stats["definitions"] > 0 and stats["windows"] > 0 and stats["identifiers"] > 0
+    harness.indexer.stop()
+    stopped = harness.indexer.stats()
+    assert stopped["files"] == stopped["definitions"] == stopped["windows"] == 0
+    assert stopped["first_pass_s"] is None and stopped["enabled"] is False
