@@ -212,4 +212,6 @@ class CopilotService:
             # The prompt family in use and where it came from (setting or served model).
             "prompt": chosen.describe() if (chosen := self.pipeline.formats.current) else None,
             "warm_up": self.warmed.as_dict(),
+            # The workspace index: size, files waiting, the first pass's time.
+            "index": self.workspace.indexer.stats(),
         }

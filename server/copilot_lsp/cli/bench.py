@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from copilot_lsp.bench.context import command as context
 from copilot_lsp.bench.crossfile import command as crossfile
 from copilot_lsp.bench.engine import command as engine
+from copilot_lsp.bench.index import command as index
 from copilot_lsp.bench.latency import command as latency
 from copilot_lsp.bench.load import command as load
 from copilot_lsp.bench.nextedit import command as nextedit
@@ -45,6 +46,7 @@ REPORTS: dict[str, _Report] = {
     "quality": quality,
     "overhead": overhead,
     "load": load,
+    "index": index,
 }
 """The benchmarks with a JSON report and a table."""
 FOLDERS: dict[str, _ReportFolder] = {
@@ -64,6 +66,7 @@ ORDER = (
     "nextedit",
     "overhead",
     "load",
+    "index",
 )
 """As `copilot-lsp bench --help` lists them."""
 

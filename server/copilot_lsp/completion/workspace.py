@@ -33,7 +33,12 @@ class Workspace:
         self.documents = DocumentStore()
         self.definitions = DefinitionIndex()
         self.recent = RecentPlaces()
-        self.indexer = WorkspaceIndexer(RepoIndex(), self.open_text, executor=index_executor)
+        self.indexer = WorkspaceIndexer(
+            RepoIndex(),
+            self.open_text,
+            executor=index_executor,
+            freeze_heap=index_executor is process_executor,  # the server's own process
+        )
         self.retriever = Retriever(self.indexer.index)
         self._root_uri: str | None = None
 

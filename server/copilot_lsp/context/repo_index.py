@@ -60,6 +60,7 @@ class RepoIndex:
         self._postings: dict[str, set[int]] = {}
         self._file_windows: dict[str, list[int]] = {}
         self._next_window = 0
+        self._definitions = 0
         self.generation = 0
         """Bumped on every change."""
 
@@ -74,6 +75,7 @@ class RepoIndex:
         self.remove(uri)
         indexed = IndexedFile(uri, path, summary)
         self.files[uri] = indexed
+        self._definitions += len(summary.symbols)
         for symbol in summary.symbols:
             self._by_name.setdefault(symbol.name, {}).setdefault(uri, symbol)
         if summary.module:
@@ -95,6 +97,7 @@ class RepoIndex:
         if indexed is None:
             return
         summary = indexed.summary
+        self._definitions -= len(summary.symbols)
         for symbol in summary.symbols:
             owners = self._by_name.get(symbol.name)
             if owners is not None:
@@ -114,6 +117,16 @@ class RepoIndex:
                     if not posting:
                         del self._postings[token]
         self.generation += 1
+
+    def stats(self) -> dict[str, int]:
+        """Its size, for `copilot/stats`: files, definitions, similarity windows and distinct
+        identifiers (the inverted index's keys)."""
+        return {
+            "files": len(self.files),
+            "definitions": self._definitions,
+            "windows": len(self._windows),
+            "identifiers": len(self._postings),
+        }
 
     def clear(self) -> None:
         for uri in list(self.files):

@@ -101,3 +101,39 @@ async def test_turning_the_index_off_empties_it(harness: Harness) -> None:
     harness.indexer.configure(True, Limits(max_files=2))
     await harness.settled()
     assert len(harness.indexer.index) == 2
+
+
+async def test_stats_give_the_size_and_the_first_pass(harness: Harness) -> None:
+    stats = harness.indexer.stats()
+    assert stats["enabled"] is True and stats["indexing"] is False
+    assert stats["files"] == 6 and stats["first_pass_files"] == 6
+    assert isinstance(stats["first_pass_s"], float) and stats["queued"] == 0
+    assert stats["definitions"] > 0 and stats["windows"] > 0 and stats["identifiers"] > 0
+    harness.indexer.stop()
+    stopped = harness.indexer.stats()
+    assert stopped["files"] == stopped["definitions"] == stopped["windows"] == 0
+    assert stopped["first_pass_s"] is None and stopped["enabled"] is False
+
+
+async def test_the_first_pass_settles_the_heap_in_the_servers_process_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from copilot_lsp.completion.workspace import Workspace
+    from copilot_lsp.context import indexer as indexing
+
+    settled: list[int] = []
+    monkeypatch.setattr(indexing, "settle_heap", lambda: settled.append(1))
+    write_package(tmp_path)
+    made = Harness(tmp_path)
+    made.indexer._freeze_heap = True
+    made.indexer.start([tmp_path.as_uri()])
+    await made.settled()
+    first = len(settled)
+    assert first >= 1  # once a batch of the first pass (6 files: one batch)
+    (tmp_path / "pkg" / "later.py").write_text("def later_fn() -> None:\n    pass\n")
+    made.indexer.changed(made.uri("pkg/later.py"))
+    await made.settled()
+    assert made.defines("later_fn", "pkg/later.py") and len(settled) == first
+    made.indexer.close()
+    assert Workspace().indexer._freeze_heap is True
+    assert Workspace(lambda: ThreadPoolExecutor(1)).indexer._freeze_heap is False

@@ -88,3 +88,17 @@ def test_similar_windows_rank_by_shared_identifiers_one_per_file() -> None:
     assert found[0].score > found[1].score
     assert len({item.file.path for item in found}) == len(found)
     assert index.similar(query, exclude=["file:///ws/a.py"])[0].file.path == "b.py"
+
+
+def test_stats_count_definitions_as_files_come_and_go() -> None:
+    index = indexed()
+    before = index.stats()
+    assert before["files"] == len(index) and before["definitions"] > 0
+    uri = "file:///ws/pkg/x.py"
+    removed = len(index.files[uri].summary.symbols)
+    index.remove(uri)
+    after = index.stats()
+    assert after["definitions"] == before["definitions"] - removed
+    assert after["windows"] < before["windows"]
+    index.clear()
+    assert index.stats() == {"files": 0, "definitions": 0, "windows": 0, "identifiers": 0}
