@@ -60,8 +60,12 @@ def test_every_few_keys_the_engine_gets_the_prompt_of_the_text_typed_so_far(
                 before, below = prompt, None
                 assert "<fim_" not in prompt and "<|fim_" not in prompt
             else:
-                assert prompt.startswith("<|fim_prefix|>") and prompt.endswith("<|fim_middle|>")
-                before, _, rest = prompt.partition("<|fim_suffix|>")
+                # With the workspace indexed (the corpus is the root), Qwen's repository
+                # format: `<|repo_name|>`, other files, then the current file's FIM block.
+                head, marker, fim = prompt.partition("<|fim_prefix|>")
+                assert marker and (not head or head.startswith("<|repo_name|>"))
+                assert prompt.endswith("<|fim_middle|>")
+                before, _, rest = fim.partition("<|fim_suffix|>")
                 below = rest.removesuffix("<|fim_middle|>")
             assert before.rstrip().endswith(typed.rstrip()[-12:]), (session.id, ask)
             if below is not None:
