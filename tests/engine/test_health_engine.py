@@ -20,7 +20,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -101,12 +101,33 @@ async def complete(router: Router, prompt: str) -> str:
     return "".join([chunk.text async for chunk in router.stream(request)])
 
 
-async def edit(router: Router, prompts: list[str]) -> list[bool]:
-    """Send the prompts one after another (an editor's pace); whether each went to the
-    fallback."""
+async def edit(
+    router: Router,
+    prompts: list[str],
+    *,
+    until: Callable[[Router], bool] = lambda _: True,
+    more: Sequence[str] = (),
+) -> list[bool]:
+    """Send the prompts one after another (an editor's pace), then `more` of them while
+    `until` does not hold yet (read after each request's drafts are scraped): how many
+    windows a run spans depends on the machine's speed, so the test waits for the state it
+    judges rather than for a count of requests. Whether each went to the fallback."""
     went = [await complete(router, prompt) == "<fallback>" for prompt in prompts]
     await router.poll_once()  # the last request's drafts are read too
+    for prompt in more:
+        if until(router):
+            break
+        went.append(await complete(router, prompt) == "<fallback>")
+        await router.poll_once()
     return went
+
+
+def readings(least: int) -> Callable[[Router], bool]:
+    return lambda router: int(health(router).get("readings") or 0) >= least
+
+
+def degraded(router: Router) -> bool:
+    return router.primaries[0].degraded is True
 
 
 def health(router: Router) -> dict[str, Any]:
@@ -142,11 +163,12 @@ async def test_the_shipped_eagle_head_on_editing_traffic_does_not_fail_over(
     with running(lean(load_profile("local-cpu")), tmp_path):
         router = server_router(tmp_path, fallback)
         try:
-            went = await edit(router, editing_prompts(8))
+            pool = editing_prompts(24)
+            went = await edit(router, pool[:8], until=readings(3), more=pool[8:])
             judged = health(router)
         finally:
             await router.aclose()
-    print(f"shipped EAGLE head: {judged}")
+    print(f"shipped EAGLE head: {judged} after {len(went)} completions")
     assert (judged["method"], judged["threshold"]) == ("eagle", 0.08)
     assert judged["readings"] >= 3, "too few windows with enough drafts to judge anything"
     assert not any(went) and fallback.requests == []
@@ -160,11 +182,15 @@ async def test_a_head_for_another_target_fails_over_to_the_plain_engine(
     with running(useless, tmp_path, allow_mismatch=True):
         router = server_router(tmp_path, fallback)
         try:
-            went = await edit(router, editing_prompts(8, seed=31))
+            pool = editing_prompts(24, seed=31)
+            went = await edit(router, pool[:8], until=degraded, more=pool[8:-1])
+            # The completion after the failover: the scrape that tripped it may come after
+            # the last of the traffic above, so one more request shows where they go now.
+            went.append(await complete(router, pool[-1]) == "<fallback>")
             judged = health(router)
         finally:
             await router.aclose()
-    print(f"head for another target: {judged}")
+    print(f"head for another target: {judged} after {len(went)} completions")
     assert isinstance(judged["value"], float) and judged["value"] < 0.08
     assert router.primaries[0].degraded is True
     assert went[-1] is True, "the completions after the failover still went to the engine"
