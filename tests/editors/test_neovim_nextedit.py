@@ -103,3 +103,39 @@ async def test_next_edit_is_drawn_jumped_to_applied_and_dismissed(
         [["y = 2", "CopilotLspNextEditAdd"]],
     ]
     assert run.result["line_dismissed"] is True
+
+
+async def test_copilot_lsp_nvim_shows_and_applies_our_next_edit_unchanged(
+    engine: FakeEngine, isolated_env: dict[str, str], tmp_path: Path
+) -> None:
+    """copilotlsp-nvim/copilot-lsp, vendored unchanged, finds our server as `copilot_ls`,
+    turns next edits on with Copilot's top-level `nextEditSuggestions` setting, draws the
+    edit, applies it as its README's <Tab> does, and the server counts the accept."""
+    source = source_file(tmp_path)
+    env = {**isolated_env, "COPILOT_LSP_ENGINE_URL": engine.url}
+    run = await run_neovim(
+        "0.12",
+        THIRD_PARTY_SCRIPT,
+        env,
+        tmp_path,
+        file=str(source),
+        third_party=str(THIRD_PARTY),
+    )
+    assert run.result.get("error") is None, f"{run.result.get('error')}\n{run.stderr}"
+    assert run.returncode == 0, run.stderr
+    state = run.result["state"]
+    assert state["text"] == "count" and state["newText"] == "count"
+    assert state["range"] == {
+        "start": {"line": 1, "character": 11},
+        "end": {"line": 1, "character": 12},
+    }
+    drawn = run.result["marks"]
+    assert any(m.get("hl_group") == "CopilotLspNesDelete" and m["row"] == 1 for m in drawn), drawn
+    assert any("count" in str(m.get("virt_text") or m.get("virt_lines")) for m in drawn), drawn
+    assert run.result["walked"] is True and run.result["cursor_at_start"] == [2, 11]
+    assert run.result["walked_again"] is False  # at the start already: the next step applies
+    assert run.result["applied"] is True
+    assert run.result["lines"] == RENAMED.rstrip("\n").split("\n")
+    assert run.result["state_after"] is False
+    outcomes = run.result["stats"]["outcomes"]
+    assert outcomes["accepted"] == 1 and outcomes["displayed"] >= 1
