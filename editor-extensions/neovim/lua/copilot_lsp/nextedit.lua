@@ -360,13 +360,13 @@ function M.attach(bufnr, client)
       end
     end,
   })
-  vim.api.nvim_create_autocmd("BufEnter", {
-    group = group,
-    buffer = bufnr,
-    callback = function()
-      util.notify(client, "textDocument/didFocus", { textDocument = { uri = vim.uri_from_bufnr(bufnr) } })
-    end,
-  })
+  local function focus()
+    util.notify(client, "textDocument/didFocus", { textDocument = { uri = vim.uri_from_bufnr(bufnr) } })
+  end
+  vim.api.nvim_create_autocmd("BufEnter", { group = group, buffer = bufnr, callback = focus })
+  if vim.api.nvim_get_current_buf() == bufnr then
+    focus()
+  end
   map_normal(bufnr)
 end
 
