@@ -85,11 +85,11 @@ async def test_next_edit_is_drawn_jumped_to_applied_and_dismissed(
     after_escape = run.result["after_escape"]
     assert after_escape["visible"] is False and after_escape["marks"] == []
     assert after_escape["lines"][1] == "    return x * factor"
-    # First <Tab>: the cursor jumps to the edit; nothing changes yet.
+    # First <Tab> (Normal mode): the cursor jumps to the edit; nothing changes yet.
     jump = run.result["after_jump"]
-    assert jump["cursor"] == [2, 11] and jump["visible"] is True
+    assert jump["cursor"] == [2, 11] and jump["visible"] is True and jump["mode"] == "n"
     assert jump["lines"][1] == "    return x * factor"
-    # Second <Tab>: applied, cursor after the new text, still in Insert mode.
+    # Second <Tab> (Insert mode): applied, cursor after the new text, still in Insert mode.
     assert run.result["lines"] == RENAMED.rstrip("\n").split("\n")
     assert run.result["cursor"] == [2, len("    return count")]
     assert run.result["mode"] == "i"

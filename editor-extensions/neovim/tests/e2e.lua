@@ -265,15 +265,20 @@ function scenarios.next_edit()
   end, "<Esc> to dismiss")
   H.sleep(300)
   H.result.after_escape = { visible = nextedit.visible(0), marks = marks(), lines = H.lines() }
-  -- Asked again by hand, in Insert mode: <Tab> jumps, <Tab> applies.
+  -- Asked again by hand: <Tab> in Normal mode jumps, <Tab> in Insert mode applies.
   vim.api.nvim_win_set_cursor(0, { 1, 0 })
-  H.type("i")
   plugin.next_edit()
   H.wait_until(function()
     return nextedit.get(0)
   end, "the edit asked for by hand")
   H.type("<Tab>")
-  H.result.after_jump = { cursor = vim.api.nvim_win_get_cursor(0), lines = H.lines(), visible = nextedit.visible(0) }
+  H.result.after_jump = {
+    cursor = vim.api.nvim_win_get_cursor(0),
+    lines = H.lines(),
+    visible = nextedit.visible(0),
+    mode = vim.api.nvim_get_mode().mode,
+  }
+  H.type("i")
   H.type("<Tab>")
   H.wait_until(function()
     return H.lines()[2] ~= original[2]
