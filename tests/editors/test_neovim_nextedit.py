@@ -105,6 +105,31 @@ async def test_next_edit_is_drawn_jumped_to_applied_and_dismissed(
     assert run.result["line_dismissed"] is True
 
 
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_ghost_text_takes_tab_before_a_next_edit(
+    version: str, engine: FakeEngine, isolated_env: dict[str, str], tmp_path: Path
+) -> None:
+    source = tmp_path / "scale.py"
+    renamed_def = SOURCE.replace("(x,", "(count,")
+    source.write_text(renamed_def)
+    # First the next edit (asked by hand), then the inline completion at the end of its line.
+    engine.replies = [Reply(chunks=rewritten()), Reply(chunks=["  # scaled\n"])]
+    run = await run_neovim(
+        version,
+        SCRIPT,
+        isolated_env,
+        tmp_path,
+        scenario="next_edit_ghost_first",
+        file=str(source),
+        engine_url=engine.url,
+    )
+    assert run.result.get("error") is None, f"{run.result.get('error')}\n{run.stderr}"
+    assert run.result["both"] == {"nextedit": True, "ghost": "  # scaled"}
+    # The completion went in; the next edit, on the same line (<Tab> would apply it), did not.
+    assert run.result["lines"][1] == "    return x * factor  # scaled"
+    assert run.result["nextedit_after"] is False  # and the change removed it
+
+
 async def test_copilot_lsp_nvim_shows_and_applies_our_next_edit_unchanged(
     engine: FakeEngine, isolated_env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -300,6 +300,34 @@ function scenarios.next_edit()
   H.result.line_dismissed = nextedit.dismiss(0)
 end
 
+-- Ghost text takes <Tab> first: with a next edit and an inline completion both drawn, <Tab>
+-- accepts the completion (whose change then removes the next edit, unapplied).
+function scenarios.next_edit_ghost_first()
+  local nextedit = require("copilot_lsp.nextedit")
+  start({ auto_trigger = false, next_edits = { enabled = true, debounce_ms = 5000 } })
+  local backend = require(H.result.builtin and "copilot_lsp.builtin" or "copilot_lsp.suggestion")
+  local before = H.lines()
+  vim.api.nvim_win_set_cursor(0, { 2, 0 })
+  H.type("A") -- the end of the line the next edit is on: <Tab> would apply it
+  plugin.next_edit()
+  H.wait_until(function()
+    return nextedit.get(0)
+  end, "the next edit")
+  plugin.suggest()
+  H.wait_until(function()
+    return answered() and backend.visible(vim.api.nvim_get_current_buf())
+  end, "the ghost text")
+  H.result.both = { nextedit = nextedit.visible(0), ghost = suggestion_text() }
+  H.type("<Tab>")
+  H.wait_until(function()
+    return H.lines()[2] ~= before[2]
+  end, "the completion accepted")
+  H.sleep(50)
+  H.result.lines = H.lines()
+  H.result.nextedit_after = nextedit.visible(0)
+  H.type("<Esc>")
+end
+
 -- setup() rejects bad options with a message and starts nothing.
 function scenarios.bad_options()
   local messages = {}
