@@ -103,6 +103,13 @@ async def test_next_edit_is_drawn_jumped_to_applied_and_dismissed(
         [["y = 2", "CopilotLspNextEditAdd"]],
     ]
     assert run.result["line_dismissed"] is True
+    # Several new lines inside a line: the replaced text marked, the result's lines below.
+    split = sorted(run.result["split_marks"], key=lambda m: m.get("virt_lines") is not None)
+    assert [(m["row"], m["col"], m.get("end_col")) for m in split] == [(1, 11, 16), (1, 0, None)]
+    assert split[1]["virt_lines"] == [
+        [["    return a", "CopilotLspNextEditAdd"]],
+        [["b * factor", "CopilotLspNextEditAdd"]],
+    ]
 
 
 @pytest.mark.parametrize("version", VERSIONS)

@@ -298,6 +298,14 @@ function scenarios.next_edit()
   }, client)
   H.result.line_marks = marks()
   H.result.line_dismissed = nextedit.dismiss(0)
+  -- New text of several lines inside a line: the lines as they will read, below it.
+  nextedit.show(0, {
+    text = "a\nb",
+    textDocument = { uri = vim.uri_from_bufnr(0), version = util.version(vim.api.nvim_get_current_buf()) },
+    range = { start = { line = 1, character = 11 }, ["end"] = { line = 1, character = 16 } },
+  }, client)
+  H.result.split_marks = marks()
+  nextedit.dismiss(0)
 end
 
 -- Ghost text takes <Tab> first: with a next edit and an inline completion both drawn, <Tab>
