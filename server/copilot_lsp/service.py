@@ -80,6 +80,7 @@ class CopilotService:
             lambda: self.settings,
             slots=self.pipeline.stages.slots,
             on_timeline=self.recorder.record,
+            on_applied=lambda identifier: self.recorder.feedback(identifier, "accepted", None),
         )
 
     def configure(self, settings: Settings) -> None:

@@ -205,3 +205,27 @@ async def test_shown_and_accepted_are_recorded_and_the_applied_edit_is_marked_in
     prompt = session.engine.requests[1].body["prompt"]
     assert "# (accepted suggestion)\n# --- a/shapes.py\n" in prompt
     assert "# +        self.z = z\n" in prompt
+
+
+async def test_applying_the_edit_without_its_command_counts_as_accepted_once(
+    session: Session,
+) -> None:
+    """copilotlsp-nvim applies the edit and never runs its command: the change that applies
+    it is the accept. A client that runs the command as well is still counted once."""
+    await session.initialize(ON)
+    session.engine.default = Reply(chunks=rewritten())
+    session.open(TEXT, URI)
+    (edit,) = await edits(ask(session, 1))
+    session.client.protocol.notify(
+        methods.DID_SHOW_INLINE_EDIT, {"item": {"command": edit["command"]}}
+    )
+    change(session, 2, 4, 0, edit["text"])
+    outcomes = (await session.stats())["outcomes"]
+    assert outcomes["accepted"] == 1 and outcomes["displayed"] == 1
+    accepted = await session.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command=edit["command"]["command"], arguments=edit["command"]["arguments"]
+        )
+    )
+    assert accepted is True
+    assert (await session.stats())["outcomes"]["accepted"] == 1

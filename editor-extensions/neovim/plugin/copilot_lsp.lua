@@ -8,6 +8,9 @@ local subcommands = {
   suggest = function()
     require("copilot_lsp").suggest()
   end,
+  nextedit = function()
+    require("copilot_lsp").next_edit()
+  end,
   stats = function()
     print(vim.inspect(require("copilot_lsp").stats()))
   end,

@@ -212,6 +212,130 @@ function scenarios.cycle_alternatives()
   end, "the accept in copilot/stats")
 end
 
+-- Next edits: renaming a parameter gets its use renamed. The edit is drawn (delete highlight
+-- and inline text), a stale one is never applied, <Esc> dismisses it; asked again, <Tab> jumps
+-- to it and <Tab> applies it, and the server hears the accept. Then a drawn line insertion
+-- (virtual lines).
+function scenarios.next_edit()
+  local nextedit = require("copilot_lsp.nextedit")
+  local client = start({ auto_trigger = false, next_edits = { enabled = true, debounce_ms = 20 } })
+  nextedit.listeners[#nextedit.listeners + 1] = function(_, event, item)
+    H.log("nextedit", { event = event, text = item and item.text, version = item and item.textDocument.version })
+  end
+  local function marks()
+    return vim.tbl_map(function(m)
+      local d = m[4]
+      return {
+        row = m[2],
+        col = m[3],
+        end_row = d.end_row,
+        end_col = d.end_col,
+        hl_group = d.hl_group,
+        virt_text = d.virt_text,
+        virt_text_pos = d.virt_text_pos,
+        virt_lines = d.virt_lines,
+        virt_lines_above = d.virt_lines_above,
+      }
+    end, vim.api.nvim_buf_get_extmarks(0, nextedit.ns, 0, -1, { details = true }))
+  end
+  local original = H.lines()
+  vim.api.nvim_win_set_cursor(0, { 1, 10 })
+  H.type("cwcount")
+  H.wait_until(function()
+    return nextedit.get(0)
+  end, "the next edit on screen")
+  H.result.item = nextedit.get(0).item
+  H.result.marks = marks()
+  H.result.encoding = client.offset_encoding
+  -- Stale: the buffer changed after the edit was computed; applying it does nothing.
+  local shown_version = nextedit.get(0).version
+  vim.api.nvim_buf_set_text(0, 4, 0, 4, 0, { "# " })
+  H.result.stale_applied = nextedit.apply(0)
+  H.result.after_stale = H.lines()
+  H.result.stale_version = { shown_version, util.version(vim.api.nvim_get_current_buf()) }
+  vim.api.nvim_buf_set_text(0, 4, 0, 4, 2, { "" })
+  plugin.next_edit() -- API changes need not fire TextChangedI before a key is typed
+  H.wait_until(function()
+    local shown = nextedit.get(0)
+    return shown and shown.version == util.version(vim.api.nvim_get_current_buf())
+  end, "the edit again, for the current version")
+  H.type("<Esc>")
+  H.wait_until(function()
+    return not nextedit.visible(0)
+  end, "<Esc> to dismiss")
+  H.sleep(300)
+  H.result.after_escape = { visible = nextedit.visible(0), marks = marks(), lines = H.lines() }
+  -- Asked again by hand: <Tab> in Normal mode jumps, <Tab> in Insert mode applies.
+  vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  plugin.next_edit()
+  H.wait_until(function()
+    return nextedit.get(0)
+  end, "the edit asked for by hand")
+  H.type("<Tab>")
+  H.result.after_jump = {
+    cursor = vim.api.nvim_win_get_cursor(0),
+    lines = H.lines(),
+    visible = nextedit.visible(0),
+    mode = vim.api.nvim_get_mode().mode,
+  }
+  H.type("i")
+  H.type("<Tab>")
+  H.wait_until(function()
+    return H.lines()[2] ~= original[2]
+  end, "the edit applied")
+  H.result.lines = H.lines()
+  H.result.cursor = vim.api.nvim_win_get_cursor(0)
+  H.result.mode = vim.api.nvim_get_mode().mode
+  H.type("<Esc>")
+  H.result.stats = stats_where(function(s)
+    return (s.outcomes.accepted or 0) >= 1
+  end, "the accept in copilot/stats")
+  -- Added lines are drawn as virtual lines above the line they go before.
+  nextedit.show(0, {
+    text = "z = 1\ny = 2\n",
+    textDocument = { uri = vim.uri_from_bufnr(0), version = util.version(vim.api.nvim_get_current_buf()) },
+    range = { start = { line = 2, character = 0 }, ["end"] = { line = 2, character = 0 } },
+  }, client)
+  H.result.line_marks = marks()
+  H.result.line_dismissed = nextedit.dismiss(0)
+  -- New text of several lines inside a line: the lines as they will read, below it.
+  nextedit.show(0, {
+    text = "a\nb",
+    textDocument = { uri = vim.uri_from_bufnr(0), version = util.version(vim.api.nvim_get_current_buf()) },
+    range = { start = { line = 1, character = 11 }, ["end"] = { line = 1, character = 16 } },
+  }, client)
+  H.result.split_marks = marks()
+  nextedit.dismiss(0)
+end
+
+-- Ghost text takes <Tab> first: with a next edit and an inline completion both drawn, <Tab>
+-- accepts the completion (whose change then removes the next edit, unapplied).
+function scenarios.next_edit_ghost_first()
+  local nextedit = require("copilot_lsp.nextedit")
+  start({ auto_trigger = false, next_edits = { enabled = true, debounce_ms = 5000 } })
+  local backend = require(H.result.builtin and "copilot_lsp.builtin" or "copilot_lsp.suggestion")
+  local before = H.lines()
+  vim.api.nvim_win_set_cursor(0, { 2, 0 })
+  H.type("A") -- the end of the line the next edit is on: <Tab> would apply it
+  plugin.next_edit()
+  H.wait_until(function()
+    return nextedit.get(0)
+  end, "the next edit")
+  plugin.suggest()
+  H.wait_until(function()
+    return answered() and backend.visible(vim.api.nvim_get_current_buf())
+  end, "the ghost text")
+  H.result.both = { nextedit = nextedit.visible(0), ghost = suggestion_text() }
+  H.type("<Tab>")
+  H.wait_until(function()
+    return H.lines()[2] ~= before[2]
+  end, "the completion accepted")
+  H.sleep(50)
+  H.result.lines = H.lines()
+  H.result.nextedit_after = nextedit.visible(0)
+  H.type("<Esc>")
+end
+
 -- setup() rejects bad options with a message and starts nothing.
 function scenarios.bad_options()
   local messages = {}

@@ -78,9 +78,13 @@ class NextEditService:
         *,
         slots: InflightLimiter | None = None,
         on_timeline: TimelineSink = lambda timeline: None,
+        on_applied: Callable[[str], object] = lambda identifier: None,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
+        """`on_applied(id)`: a change applied the edit offered last (the accept of a client
+        that applies the edit without running its command, as copilotlsp-nvim does)."""
         self.history = EditHistory()
+        self._applied = on_applied
         self._workspace = workspace
         self._sessions = sessions
         self._formats = formats
@@ -99,6 +103,8 @@ class NextEditService:
         except DocumentError:
             return
         offered = session.edited(document.text) if session is not None else None
+        if offered is not None:
+            self._applied(offered.id)
         if old is None or not self._settings().next_edit_suggestions.enabled:
             return
         new = (document.text, document.starts)

@@ -88,8 +88,9 @@ class Recorder:
             self._defer(base, (kind, chars_accepted, completion_id))
             return False
         earlier = record.get("feedback")
-        if kind != "accepted" and earlier == "accepted":
-            return True  # the whole suggestion was taken already
+        if earlier == "accepted" and (kind != "accepted" or rank == record.get("accepted_rank", 1)):
+            # The whole suggestion was taken already (a next edit: its change, then its command).
+            return True
         if kind == "dismissed" and earlier == "partially_accepted":
             return True  # the rest was dismissed: it stays a partial accept
         if chars_accepted is not None:

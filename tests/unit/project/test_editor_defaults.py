@@ -103,3 +103,12 @@ def test_vscode_starts_the_engine_with_the_command_lines_default_profile() -> No
     assert profile["default"] == ""
     assert DEFAULT_PROFILE in profile["description"]
     assert FALLBACK_PROFILE in profile["description"]
+
+
+def test_neovim_next_edits_are_off_like_the_servers() -> None:
+    """`next_edits.enabled` is sent as `nextEditSuggestions.enabled`: the same default."""
+    text = LUA_CONFIG.read_text(encoding="utf-8")
+    found = re.search(r"^  next_edits = \{\n    enabled = (true|false),$", text, flags=re.MULTILINE)
+    assert found is not None, "next_edits.enabled not found in config.lua's defaults"
+    enabled = found.group(1) == "true"
+    assert enabled is Settings().next_edit_suggestions.enabled

@@ -9,6 +9,10 @@ local M = {}
 ---@field next string|false Show the next suggestion
 ---@field prev string|false Show the previous suggestion
 
+---@class copilot_lsp.NextEdits
+---@field enabled boolean Ask for next edits (sends the server `nextEditSuggestions.enabled`)
+---@field debounce_ms integer Pause after a change before asking
+
 ---@class copilot_lsp.Config
 ---@field cmd string[]|nil Server command; nil: `copilot-lsp --stdio` from $PATH
 ---@field filetypes string[]|nil Filetypes to attach to; nil: every buffer with a filetype
@@ -19,6 +23,7 @@ local M = {}
 ---@field auto_trigger boolean Ask while typing; false: only on `:CopilotLsp suggest`
 ---@field hl_group string Highlight of the ghost text
 ---@field keymaps copilot_lsp.Keymaps
+---@field next_edits copilot_lsp.NextEdits Next-edit suggestions (off by default, as in the server)
 M.defaults = {
   cmd = nil,
   filetypes = nil,
@@ -35,6 +40,10 @@ M.defaults = {
     dismiss = "<C-]>",
     next = "<M-]>",
     prev = "<M-[>",
+  },
+  next_edits = {
+    enabled = false,
+    debounce_ms = 300,
   },
 }
 
@@ -64,6 +73,12 @@ function M.validate(config)
   check("auto_trigger", config.auto_trigger, "boolean")
   check("hl_group", config.hl_group, "string")
   check("keymaps", config.keymaps, "table")
+  check("next_edits", config.next_edits, "table")
+  check("next_edits.enabled", config.next_edits.enabled, "boolean")
+  check("next_edits.debounce_ms", config.next_edits.debounce_ms, "number")
+  if config.next_edits.debounce_ms < 0 or config.next_edits.debounce_ms > 5000 then
+    error(("next_edits.debounce_ms: expected 0..5000, got %s"):format(config.next_edits.debounce_ms), 0)
+  end
   if config.debounce_ms < 0 or config.debounce_ms > 2000 then
     error(("debounce_ms: expected 0..2000, got %s"):format(config.debounce_ms), 0)
   end
@@ -114,6 +129,8 @@ end
 function M.init_options()
   local options = vim.deepcopy(M.options.init_options)
   options.editor = vim.tbl_extend("keep", options.editor or {}, { streaming = M.options.streaming })
+  options.nextEditSuggestions =
+    vim.tbl_extend("keep", options.nextEditSuggestions or {}, { enabled = M.options.next_edits.enabled })
   return options
 end
 

@@ -66,6 +66,11 @@ function M.check()
   else
     health.info("no copilot_lsp client is running yet (open a file to start one)")
   end
+  if config.options.next_edits.enabled then
+    health.ok(("next edits on (asked %d ms after a change)"):format(config.options.next_edits.debounce_ms))
+  else
+    health.info("next edits off (setup({ next_edits = { enabled = true } }) turns them on)")
+  end
 
   health.start("copilot_lsp: engine")
   local stats = client and require("copilot_lsp").stats(3000)

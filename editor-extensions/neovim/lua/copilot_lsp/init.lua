@@ -16,6 +16,7 @@ local function on_attach(client, bufnr)
     require("copilot_lsp.suggestion").attach(bufnr)
   end
   require("copilot_lsp.keymaps").attach(bufnr)
+  require("copilot_lsp.nextedit").attach(bufnr, client)
 end
 
 local function on_detach(client, bufnr)
@@ -23,6 +24,7 @@ local function on_detach(client, bufnr)
     return
   end
   require("copilot_lsp.keymaps").detach(bufnr)
+  require("copilot_lsp.nextedit").detach(bufnr)
   if config.use_builtin() then
     require("copilot_lsp.builtin").detach(bufnr)
   else
@@ -68,6 +70,7 @@ function M.setup(opts)
   end
   M.setup_done = true
   require("copilot_lsp.ghost").setup_highlight()
+  require("copilot_lsp.nextedit").setup_highlight()
   local group = vim.api.nvim_create_augroup("copilot_lsp", { clear = true })
   vim.api.nvim_create_autocmd("LspAttach", {
     group = group,
@@ -89,7 +92,10 @@ function M.setup(opts)
   })
   vim.api.nvim_create_autocmd("ColorScheme", {
     group = group,
-    callback = require("copilot_lsp.ghost").setup_highlight,
+    callback = function()
+      require("copilot_lsp.ghost").setup_highlight()
+      require("copilot_lsp.nextedit").setup_highlight()
+    end,
   })
   local lsp_config = M.lsp_config()
   if vim.lsp.config and vim.lsp.enable then
@@ -116,6 +122,11 @@ function M.suggest()
     return require("copilot_lsp.builtin").request_now(vim.api.nvim_get_current_buf(), 0)
   end
   require("copilot_lsp.suggestion").request(nil, 1)
+end
+
+--- Ask for a next edit at the cursor now (manual trigger; also after a dismissal).
+function M.next_edit()
+  return require("copilot_lsp.nextedit").request(vim.api.nvim_get_current_buf(), true)
 end
 
 --- The server's `copilot/stats` (synchronous; nil without a running client).

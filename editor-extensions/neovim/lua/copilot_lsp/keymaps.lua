@@ -16,9 +16,18 @@ local function feed(key)
   vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(key, true, false, true), "n", false)
 end
 
+local function nextedit()
+  return require("copilot_lsp.nextedit")
+end
+
 M.actions = {
+  -- Ghost text first: when an inline completion is drawn, <Tab> accepts it (and the change
+  -- dismisses a next edit); otherwise <Tab> jumps to the next edit, then applies it.
   accept = function()
-    return visible() and backend().accept("all")
+    if visible() then
+      return backend().accept("all")
+    end
+    return nextedit().tab(vim.api.nvim_get_current_buf())
   end,
   accept_word = function()
     return visible() and backend().accept("word")
@@ -28,7 +37,7 @@ M.actions = {
   end,
   dismiss = function()
     if not visible() then
-      return false
+      return nextedit().dismiss(vim.api.nvim_get_current_buf())
     end
     if config.use_builtin() then
       require("copilot_lsp.builtin").dismiss()
