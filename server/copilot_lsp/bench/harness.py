@@ -82,6 +82,18 @@ def save_results(folder: Path, data: dict[str, Any]) -> Path:
     return path
 
 
+def measured_or_reloaded(
+    folder: Path, report_only: bool, measure: Callable[[], dict[str, Any]]
+) -> dict[str, Any]:
+    """A report folder's raw results: reloaded from `folder` (`--report-only`), else measured
+    now and saved there."""
+    if report_only:
+        return load_results(folder)
+    data = measure()
+    save_results(folder, data)
+    return data
+
+
 def load_results(folder: Path) -> dict[str, Any]:
     """The raw results saved in `folder`: RESULTS, else the PLAIN_RESULTS of an older run."""
     path = folder / RESULTS

@@ -145,3 +145,18 @@ def test_context_bench_reports_every_stage(tmp_path: Path) -> None:
         assert report[key]["p50"] <= report[key]["p99"]
     assert set(report["full_parse_ms"]) == {"a.py", "b.py"}
     assert "context build" in render_context(report)
+
+
+def test_a_report_folder_is_measured_and_saved_or_reloaded_without_measuring(
+    tmp_path: Path,
+) -> None:
+    calls: list[int] = []
+
+    def measure() -> dict[str, object]:
+        calls.append(1)
+        return {"runs": len(calls)}
+
+    assert harness.measured_or_reloaded(tmp_path, False, measure) == {"runs": 1}
+    assert harness.load_results(tmp_path) == {"runs": 1}
+    assert harness.measured_or_reloaded(tmp_path, True, measure) == {"runs": 1}
+    assert calls == [1]

@@ -65,12 +65,10 @@ def add_parser(
 
 def run(args: argparse.Namespace, state_dir: Path) -> str:
     """Measure (or reload), then write the report folder; returns the table."""
-    from copilot_lsp.bench.harness import load_results, save_results
+    from copilot_lsp.bench.harness import measured_or_reloaded
 
     out: Path = args.out
-    data = load_results(out) if args.report_only else measure(args, state_dir)
-    if not args.report_only:
-        save_results(out, data)
+    data = measured_or_reloaded(out, args.report_only, lambda: measure(args, state_dir))
     return write_report(data, out) + f"\nreport written to {out / REPORT}"
 
 

@@ -85,15 +85,12 @@ def run(args: argparse.Namespace, state_dir: Path) -> str:
     """Measure (or reload), then write the report folder; returns the report's text. The
     engines started record their state in `state_dir`."""
     from copilot_lsp.bench.engine import claims, markdown, plots, report, roofline
-    from copilot_lsp.bench.harness import load_results, save_results
+    from copilot_lsp.bench.harness import measured_or_reloaded
 
     out: Path = args.out
-    if args.report_only:
-        data = load_results(out)
+    data = measured_or_reloaded(out, args.report_only, lambda: _measure(args, state_dir))
+    if args.report_only:  # saved under the labels of its day
         data = report.relabel(data, profile_labels(list(data["profiles"])))
-    else:
-        data = _measure(args, state_dir)
-        save_results(out, data)
     summary = report.summarise(data)
     answers = claims.answer_all(summary)
     names = plots.draw(data, summary, out)

@@ -66,14 +66,12 @@ def add_parser(
 
 def run(args: argparse.Namespace, state_dir: Path) -> str:
     """Measure (or reload), then write the report folder; returns the report's text."""
-    from copilot_lsp.bench.harness import load_results, save_results
+    from copilot_lsp.bench.harness import measured_or_reloaded
     from copilot_lsp.bench.nextedit.report import diagnosis_table, render
     from copilot_lsp.bench.nextedit.run import summarise
 
     out: Path = args.out
-    data = load_results(out) if args.report_only else _measure(args, state_dir)
-    if not args.report_only:
-        save_results(out, data)
+    data = measured_or_reloaded(out, args.report_only, lambda: _measure(args, state_dir))
     summary = summarise(data["results"])
     text = render(data, summary, diagnosis_table(data))
     (out / REPORT).write_text(text, encoding="utf-8")

@@ -176,15 +176,11 @@ def _arms_file(path: Path) -> list[Any]:
 def run(args: argparse.Namespace, state_dir: Path) -> str:
     """Measure (or reload), then write the report folder; returns the report's text. The
     engines started record their state in `state_dir`."""
-    from copilot_lsp.bench.harness import load_results, save_results
+    from copilot_lsp.bench.harness import measured_or_reloaded
     from copilot_lsp.bench.replay import figures, report
 
     out: Path = args.out
-    if args.report_only:
-        data = load_results(out)
-    else:
-        data = _measure(args, state_dir)
-        save_results(out, data)
+    data = measured_or_reloaded(out, args.report_only, lambda: _measure(args, state_dir))
     summary = figures.summarise(data)
     names = report.draw(data, summary, out)
     text = report.render(data, summary, names)
