@@ -3,6 +3,7 @@ import { LanguageClient } from "vscode-languageclient/node";
 import { RESTART_KEYS } from "./logic/settings";
 import { Partial } from "./logic/stream";
 import { channel } from "./common/logging";
+import { ACCEPTED_COMMAND, NextEdits } from "./common/nextedit";
 import { Provider } from "./common/provider";
 import { createClient, startEngine } from "./common/server";
 import { NAMESPACE, readSettings } from "./common/settings";
@@ -50,15 +51,22 @@ async function restart(provider: Provider, status: Status): Promise<void> {
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const status = new Status(() => client);
   const provider = new Provider(() => client, readSettings);
+  const nextEdits = new NextEdits(() => client, readSettings, (uri, version) => provider.suggestionShown(uri, version));
+  provider.nextEdits = nextEdits;
   context.subscriptions.push(
     channel,
     status,
     provider,
+    nextEdits,
     vscode.languages.registerInlineCompletionItemProvider({ pattern: "**" }, provider),
     vscode.commands.registerCommand("copilotLsp.accepted", (id?: string, chars?: number) => provider.accepted(id, chars)),
     vscode.commands.registerCommand("copilotLsp.acceptNextWord", () => provider.acceptPart("word")),
     vscode.commands.registerCommand("copilotLsp.acceptNextLine", () => provider.acceptPart("line")),
     vscode.commands.registerCommand("copilotLsp.dismiss", () => provider.dismiss()),
+    vscode.commands.registerCommand("copilotLsp.acceptNextEdit", () => nextEdits.accept()),
+    vscode.commands.registerCommand("copilotLsp.dismissNextEdit", () => nextEdits.dismiss()),
+    vscode.commands.registerCommand("copilotLsp.suggestNextEdit", () => nextEdits.request(true)),
+    vscode.commands.registerCommand(ACCEPTED_COMMAND, (id?: string) => nextEdits.accepted(id)),
     vscode.commands.registerCommand("copilotLsp.restart", () => restart(provider, status)),
     vscode.commands.registerCommand("copilotLsp.showLog", () => channel.show()),
     vscode.commands.registerCommand("copilotLsp.startEngine", () => startEngine(readSettings())),
