@@ -11,6 +11,12 @@
 //    keystroke to the first ghost text in the editor DOM; then presses Tab, saves, and checks
 //    that the file on disk contains the suggestion. A try fails when its ghost text vanishes:
 //    seen, then empty when settled or for longer than VSCODE_E2E_BLIP_MS before being replaced.
+// 4b. With VSCODE_E2E_SCRIPTED=1: the engine is the scripted one of tests/fakes/nextedit_engine.py
+//    (the embedded 135M model cannot produce right next edits), next edits are on, and after
+//    the tries one more file is opened where the user renames a parameter: the server's next
+//    edit renames its use on the next line, away from the cursor; the run checks that it is
+//    drawn as a decoration (the old name struck through, the new one after it), that Tab
+//    applies it, and that the saved file holds it.
 // 5. Checks the extension's status bar item (shown, with a latency from copilot/stats).
 // 6. Prints the median keystroke-to-first-ghost-text and writes it as JSON to VSCODE_E2E_JSON
 //    (default docs/benchmarks/vscode-first-ghost.json); stops everything, also on failure.
@@ -18,7 +24,8 @@
 // Environment: VSCODE_E2E_JSON, VSCODE_E2E_TRIES (5), VSCODE_E2E_ENGINE_PORT (8452),
 // VSCODE_E2E_PORT (8453), VSCODE_E2E_ENGINE_URL (an engine already running: start none),
 // VSCODE_E2E_SETTLE_MS (5000), VSCODE_E2E_BLIP_MS (300),
-// VSCODE_E2E_KEEP=1 (keep the temporary folder: logs, screenshots),
+// VSCODE_E2E_KEEP=1 (keep the temporary folder: logs, screenshots), VSCODE_E2E_SCRIPTED=1 (the
+// scripted engine and the next-edit scenario; the JSON only where VSCODE_E2E_JSON names it),
 // COPILOT_LSP_BIN (default <repo>/.venv/bin/copilot-lsp).
 
 import { spawn, spawnSync } from "node:child_process";
@@ -42,9 +49,18 @@ const ENGINE_PORT = Number(process.env.VSCODE_E2E_ENGINE_PORT ?? "8452");
 const PORT = Number(process.env.VSCODE_E2E_PORT ?? "8453");
 const JSON_OUT = resolve(REPO, process.env.VSCODE_E2E_JSON ?? "docs/benchmarks/vscode-first-ghost.json");
 const KEEP = process.env.VSCODE_E2E_KEEP === "1";
+// VSCODE_E2E_SCRIPTED=1: the scripted engine (deterministic completions and next edits).
+const SCRIPTED = process.env.VSCODE_E2E_SCRIPTED === "1";
 // VSCODE_E2E_ENGINE_URL: use an engine that is already running instead of starting one.
-const OWN_ENGINE = !process.env.VSCODE_E2E_ENGINE_URL;
-const ENGINE_URL = process.env.VSCODE_E2E_ENGINE_URL ?? `http://127.0.0.1:${ENGINE_PORT}/v1`;
+const OWN_ENGINE = !process.env.VSCODE_E2E_ENGINE_URL && !SCRIPTED;
+let ENGINE_URL = process.env.VSCODE_E2E_ENGINE_URL ?? `http://127.0.0.1:${ENGINE_PORT}/v1`;
+const WRITE_JSON = !SCRIPTED || Boolean(process.env.VSCODE_E2E_JSON);
+const PYTHON = join(REPO, ".venv/bin/python");
+// The next-edit scenario's file: the user renames `x` to `count` on line 1; the scripted
+// engine's next edit renames its use on line 2.
+const RENAME_FILE = "rename.py";
+const RENAME_TEXT = "def scale(x, factor):\n    return x * factor\n\n\nprint(scale(2, 3))\n";
+const RENAMED_TEXT = RENAME_TEXT.replaceAll("x", "count");
 const STATUS_ID = "copilot-lsp.copilot-lsp"; // publisher.name: the status bar item's DOM id
 const GHOST_WAIT_MS = 30_000;
 // After opening the first file: VS Code creates its inline-suggestion controller lazily, and a
@@ -122,6 +138,9 @@ function writeWorkspace() {
     writeFileSync(join(dirs.workspace, name), text);
     files.push({ name, path: join(dirs.workspace, name), text });
   }
+  if (SCRIPTED) {
+    writeFileSync(join(dirs.workspace, RENAME_FILE), RENAME_TEXT);
+  }
   return files;
 }
 
@@ -131,6 +150,7 @@ function writeSettings() {
     "copilotLsp.client.serverArgs": [process.env.VSCODE_E2E_SERVER_VERBOSITY ?? "-v", "--log-file", join(work, "server.log")],
     "copilotLsp.engine.url": ENGINE_URL,
     "copilotLsp.client.statusIntervalS": 1,
+    "copilotLsp.nextEditSuggestions.enabled": SCRIPTED,
     "editor.inlineSuggest.enabled": true,
     // Nothing else may take Tab or cover the ghost text.
     "editor.quickSuggestions": { other: "off", comments: "off", strings: "off" },
@@ -421,6 +441,122 @@ async function oneTry(page, file, index) {
 
 let engineUp = false;
 let codeServer;
+let scriptedEngine;
+
+// The scripted engine (tests/fakes/nextedit_engine.py) on a free port; resolves to its URL.
+async function startScriptedEngine() {
+  scriptedEngine = spawn(PYTHON, ["-m", "tests.fakes.nextedit_engine"], {
+    cwd: REPO,
+    stdio: ["ignore", "pipe", 2],
+    env: engineEnv,
+    detached: true,
+  });
+  return new Promise((done, fail) => {
+    let out = "";
+    const timer = setTimeout(() => fail(new Error("the scripted engine did not start within 30 s")), 30_000);
+    scriptedEngine.stdout.on("data", (data) => {
+      out += data;
+      const found = /^url (\S+)$/m.exec(out);
+      if (found) {
+        clearTimeout(timer);
+        done(found[1]);
+      }
+    });
+    scriptedEngine.on("exit", (code) => {
+      clearTimeout(timer);
+      fail(new Error(`the scripted engine exited with ${code}`));
+    });
+  });
+}
+
+// What the active editor draws as next-edit decorations: text struck through, and the text
+// of `after` decorations (CSS ::after content, or injected text).
+function nextEditProbe() {
+  const editor = document.querySelector(".editor-group-container.active .monaco-editor");
+  const struck = [];
+  const after = [];
+  for (const span of editor?.querySelectorAll(".view-lines span") ?? []) {
+    if (getComputedStyle(span).textDecorationLine.includes("line-through") && span.children.length === 0) {
+      struck.push(span.textContent);
+    }
+    const content = getComputedStyle(span, "::after").content;
+    if (content && content !== "none" && content !== "normal") {
+      after.push(content.replace(/^"|"$/g, ""));
+    }
+  }
+  return { struck, after };
+}
+
+// The user renames the parameter `x` to `count` on the first line; the next edit renames its
+// use on the second line (away from the cursor): drawn as decorations, applied by Tab.
+async function nextEditTry(page) {
+  const file = { name: RENAME_FILE, path: join(dirs.workspace, RENAME_FILE) };
+  await openFile(page, file);
+  await sleep(1000);
+  await page.keyboard.down("Control");
+  await page.keyboard.press("Home");
+  await page.keyboard.up("Control");
+  for (let i = 0; i < "def scale(".length; i += 1) {
+    await page.keyboard.press("ArrowRight");
+  }
+  await page.keyboard.down("Shift");
+  await page.keyboard.press("ArrowRight");
+  await page.keyboard.up("Shift");
+  const typed = performance.now();
+  await page.keyboard.type("count");
+  const drawn = await waitFor(
+    "the next edit's decorations",
+    async () => {
+      const probe = await page.evaluate(nextEditProbe);
+      return probe.struck.includes("x") && probe.after.some((text) => text.includes("count")) ? probe : null;
+    },
+    GHOST_WAIT_MS,
+    100,
+  ).catch(async (error) => {
+    await page.screenshot({ path: join(work, "no-next-edit.png") });
+    return { error: String(error), ...(await page.evaluate(nextEditProbe)) };
+  });
+  const sample = { shown_ms: Math.round(performance.now() - typed), drawn, applied: false };
+  check("next edit drawn as decorations away from the cursor", !drawn.error, JSON.stringify(drawn));
+  if (drawn.error) {
+    return sample;
+  }
+  await page.keyboard.press("Tab");
+  await waitFor("the decorations to go", async () => (await page.evaluate(nextEditProbe)).struck.length === 0, 5_000).catch(
+    () => undefined,
+  );
+  await page.keyboard.down("Control");
+  await page.keyboard.press("KeyS");
+  await page.keyboard.up("Control");
+  let saved = RENAME_TEXT;
+  await waitFor(
+    `${file.name} saved`,
+    () => {
+      saved = readFileSync(file.path, "utf8");
+      return saved !== RENAME_TEXT && saved.includes("return count");
+    },
+    10_000,
+  ).catch(() => undefined);
+  sample.applied = saved === RENAMED_TEXT;
+  sample.document_after = saved;
+  check("Tab applies the next edit", sample.applied, JSON.stringify(saved));
+  const left = await page.evaluate(nextEditProbe);
+  check("the decorations go once it is applied", left.struck.length === 0 && left.after.length === 0, JSON.stringify(left));
+  // The server heard it shown (didShowInlineEdit) and accepted (its command): its record says so.
+  const log = join(dirs.state, "completions.jsonl");
+  const record = await waitFor(
+    "the next edit's record with its feedback",
+    () => {
+      const lines = existsSync(log) ? readFileSync(log, "utf8").trim().split("\n").map((line) => JSON.parse(line)) : [];
+      const shown = lines.filter((entry) => entry.mode === "next-edit" && entry.outcome === "shown").map((entry) => entry.id);
+      const about = (id) => Object.assign({ id }, ...lines.filter((entry) => entry.id === id && !entry.mode));
+      return shown.map(about).find((entry) => entry.displayed && entry.feedback === "accepted") ?? null;
+    },
+    5_000,
+  ).catch(() => null);
+  check("the server records the next edit shown and accepted", Boolean(record), JSON.stringify(record));
+  return sample;
+}
 
 function engineDown() {
   if (engineUp) {
@@ -456,6 +592,10 @@ async function main() {
       log(`engine up on port ${ENGINE_PORT} (state ${dirs.state}; minutes on a small CPU)`);
       engineUp = true;
       run(BIN, ["engine", "up", "--profile", "local-cpu", "--port", String(ENGINE_PORT)]);
+    } else if (SCRIPTED) {
+      ENGINE_URL = await startScriptedEngine();
+      report.engine = `scripted (tests/fakes/nextedit_engine.py) at ${ENGINE_URL}`;
+      log(`scripted engine at ${ENGINE_URL}`);
     } else {
       log(`using the running engine at ${ENGINE_URL}`);
     }
@@ -513,6 +653,10 @@ async function main() {
         samples.push(sample);
       }
     }
+    if (SCRIPTED) {
+      log(`next edit: ${RENAME_FILE}`);
+      report.next_edit = await nextEditTry(page);
+    }
 
     // The status bar now shows a latency from copilot/stats (refreshed every second).
     const status = await waitFor(
@@ -557,6 +701,7 @@ async function main() {
       await browser.close().catch(() => undefined);
     }
     stopProcessGroup(codeServer);
+    stopProcessGroup(scriptedEngine);
     engineDown();
   }
 
@@ -576,9 +721,14 @@ async function main() {
         `multi-line suggestions: ${report.multiline_suggestions} of ${f.n}; ` +
         `ghost text vanished in ${report.vanished} of ${f.n}`,
     );
-    mkdirSync(dirname(JSON_OUT), { recursive: true });
-    writeFileSync(JSON_OUT, JSON.stringify(report, null, 2) + "\n");
-    console.log(`wrote ${JSON_OUT}`);
+    if (WRITE_JSON) {
+      mkdirSync(dirname(JSON_OUT), { recursive: true });
+      writeFileSync(JSON_OUT, JSON.stringify(report, null, 2) + "\n");
+      console.log(`wrote ${JSON_OUT}`);
+    }
+  }
+  if (report.next_edit) {
+    console.log(`next edit: drawn ${report.next_edit.shown_ms} ms after typing began; applied: ${report.next_edit.applied}`);
   }
   if (KEEP || failed) {
     console.log(`logs and screenshots: ${work}`);
@@ -594,6 +744,7 @@ for (const signal of ["SIGINT", "SIGTERM"]) {
   process.once(signal, () => {
     log(`${signal}: stopping`);
     stopProcessGroup(codeServer);
+    stopProcessGroup(scriptedEngine);
     engineDown();
     process.exit(130);
   });
