@@ -3,7 +3,8 @@
 cannot produce right next edits, this engine answers deterministic ones.
 
 Next-edit prompts (the `plain` format: the window after "before the next edit:") are answered
-with the window rewritten by `RENAMES` (the use of a renamed parameter follows the rename);
+with the window rewritten by `RENAMES` (the use of a renamed parameter follows the rename) and
+`ANNOTATED` (a second parameter annotated like the first);
 a window they do not touch comes back unchanged, which the server offers as no edit.
 Completion prompts that end on a new line under one of the run's function headers
 (`def scale_N(...)`: the fake model's prompt is the prefix) are answered with `BODY`, all
@@ -28,6 +29,9 @@ WINDOW_HEAD = "before the next edit:\n"
 WINDOW_END = "\n# end"
 RENAMES = (("return x * factor", "return count * factor"),)
 """The user renames `x` to `count` in `def scale(x, factor):`; its use follows."""
+ANNOTATED = "def area(width: int, height):"
+"""The user annotates the first parameter; the next edit annotates the second, on the same
+line after the cursor (an insertion: VS Code shows it as ghost text)."""
 BODY = "return [item * factor for item in items]"
 """The completion under a `def scale_N(items, factor)` header of the regular tries."""
 UNDER_HEADER = re.compile(r"def scale_\d+\([^\n]*:(\n[ \t]*)?\Z")
@@ -43,6 +47,7 @@ def route(body: dict[str, Any]) -> Reply:
         if "def scale(count" in window:
             for old, new in RENAMES:
                 window = window.replace(old, new)
+        window = window.replace(ANNOTATED, ANNOTATED.replace("height)", "height: int)"))
         # Each line ended: the engine stops at the format's closing header, not sent.
         return Reply(chunks=[window + "\n"])
     if found := UNDER_HEADER.search(prompt):

@@ -22,9 +22,12 @@ RENAMED = "def scale(count, factor):\n    return x * factor\n\n\nprint(scale(2, 
 ON = {"nextEditSuggestions": {"enabled": True}}
 
 
-async def next_edits(session: Session, text: str) -> list[dict[str, Any]]:
+async def next_edits(session: Session, text: str, character: int = 15) -> list[dict[str, Any]]:
     session.open(text, URI)
-    params = {"textDocument": {"uri": URI, "version": 1}, "position": {"line": 0, "character": 15}}
+    params = {
+        "textDocument": {"uri": URI, "version": 1},
+        "position": {"line": 0, "character": character},
+    }
     answer = await asyncio.wait_for(
         session.client.protocol.send_request_async(methods.INLINE_EDIT, params), 20
     )
@@ -40,6 +43,16 @@ async def test_the_renamed_parameter_gets_its_use_renamed(session: Session) -> N
         "start": {"line": 1, "character": 11},
         "end": {"line": 1, "character": 12},
     }
+
+
+async def test_the_second_parameter_is_annotated_after_the_cursor(session: Session) -> None:
+    await session.initialize(ON)
+    session.engine.route = route
+    text = "def area(width: int, height):\n    return width * height\n"
+    (edit,) = await next_edits(session, text, character=19)
+    assert edit["text"] == ": int"
+    position = {"line": 0, "character": 27}
+    assert edit["range"] == {"start": position, "end": position}
 
 
 async def test_a_window_without_the_rename_gets_no_edit(session: Session) -> None:

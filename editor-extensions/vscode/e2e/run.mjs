@@ -15,8 +15,10 @@
 //    (the embedded 135M model cannot produce right next edits), next edits are on, and after
 //    the tries one more file is opened where the user renames a parameter: the server's next
 //    edit renames its use on the next line, away from the cursor; the run checks that it is
-//    drawn as a decoration (the old name struck through, the new one after it), that Tab
-//    applies it, and that the saved file holds it.
+//    drawn as a decoration (the old name struck through, the new one after it), that Escape
+//    dismisses it and a change brings it back, that Tab applies it (the saved file holds it)
+//    and that the server recorded it dismissed, shown and accepted. Then, in another file, a
+//    next edit on the cursor's line after the cursor shows as ghost text and Tab applies it.
 // 5. Checks the extension's status bar item (shown, with a latency from copilot/stats).
 // 6. Prints the median keystroke-to-first-ghost-text and writes it as JSON to VSCODE_E2E_JSON
 //    (default docs/benchmarks/vscode-first-ghost.json); stops everything, also on failure.
@@ -61,6 +63,11 @@ const PYTHON = join(REPO, ".venv/bin/python");
 const RENAME_FILE = "rename.py";
 const RENAME_TEXT = "def scale(x, factor):\n    return x * factor\n\n\nprint(scale(2, 3))\n";
 const RENAMED_TEXT = RENAME_TEXT.replaceAll("x", "count");
+// The inline one: the user annotates `width`; the next edit annotates `height` on the same
+// line, after the cursor: an insertion, which VS Code shows as ghost text.
+const ANNOTATE_FILE = "annotate.py";
+const ANNOTATE_TEXT = "def area(width, height):\n    return width * height\n";
+const ANNOTATED_TEXT = ANNOTATE_TEXT.replace("width, height", "width: int, height: int");
 const STATUS_ID = "copilot-lsp.copilot-lsp"; // publisher.name: the status bar item's DOM id
 const GHOST_WAIT_MS = 30_000;
 // After opening the first file: VS Code creates its inline-suggestion controller lazily, and a
@@ -140,6 +147,7 @@ function writeWorkspace() {
   }
   if (SCRIPTED) {
     writeFileSync(join(dirs.workspace, RENAME_FILE), RENAME_TEXT);
+    writeFileSync(join(dirs.workspace, ANNOTATE_FILE), ANNOTATE_TEXT);
   }
   return files;
 }
@@ -439,6 +447,74 @@ async function oneTry(page, file, index) {
   return sample;
 }
 
+// A next edit the server's record (state/completions.jsonl) has displayed and with
+// `feedback`, or null.
+function feedbackOf(feedback) {
+  const log = join(dirs.state, "completions.jsonl");
+  const lines = existsSync(log) ? readFileSync(log, "utf8").trim().split("\n").map((line) => JSON.parse(line)) : [];
+  const shown = lines.filter((entry) => entry.mode === "next-edit" && entry.outcome === "shown").map((entry) => entry.id);
+  const about = (id) => Object.assign({ id }, ...lines.filter((entry) => entry.id === id && !entry.mode));
+  return shown.map(about).find((entry) => entry.displayed && entry.feedback === feedback) ?? null;
+}
+
+// Saves the active editor and waits until `path` holds something other than `before`.
+async function saveAndRead(page, path, before) {
+  await page.keyboard.down("Control");
+  await page.keyboard.press("KeyS");
+  await page.keyboard.up("Control");
+  let saved = before;
+  await waitFor(
+    `${path} saved`,
+    () => {
+      saved = readFileSync(path, "utf8");
+      return saved !== before;
+    },
+    10_000,
+  ).catch(() => undefined);
+  return saved;
+}
+
+// The user annotates `width`; the next edit, on the cursor's line after the cursor, is shown
+// as ghost text (an inline completion over the range from the cursor to the edit), and Tab
+// (VS Code's own accept) applies it.
+async function inlineNextEditTry(page) {
+  const file = { name: ANNOTATE_FILE, path: join(dirs.workspace, ANNOTATE_FILE) };
+  await openFile(page, file);
+  await sleep(1000);
+  await page.keyboard.down("Control");
+  await page.keyboard.press("Home");
+  await page.keyboard.up("Control");
+  for (let i = 0; i < "def area(width".length; i += 1) {
+    await page.keyboard.press("ArrowRight");
+  }
+  await page.keyboard.type(": int");
+  const ghost = await waitFor(
+    "the next edit as ghost text",
+    async () => {
+      const text = await page.evaluate(() => window.__e2e.read());
+      return text.includes(": int") ? text : null;
+    },
+    GHOST_WAIT_MS,
+    100,
+  ).catch(async (error) => {
+    await page.screenshot({ path: join(work, "no-inline-next-edit.png") });
+    return { error: String(error) };
+  });
+  const decorated = await page.evaluate(nextEditProbe);
+  check(
+    "a next edit after the cursor on its line shows as ghost text, not decorations",
+    typeof ghost === "string" && decorated.struck.length === 0 && decorated.after.length === 0,
+    JSON.stringify({ ghost, decorated }),
+  );
+  if (typeof ghost !== "string") {
+    return { ghost };
+  }
+  await page.keyboard.press("Tab");
+  const saved = await saveAndRead(page, file.path, ANNOTATE_TEXT);
+  check("Tab applies the ghost-text next edit", saved === ANNOTATED_TEXT, JSON.stringify(saved));
+  return { ghost, applied: saved === ANNOTATED_TEXT };
+}
+
 let engineUp = false;
 let codeServer;
 let scriptedEngine;
@@ -504,20 +580,37 @@ async function nextEditTry(page) {
   await page.keyboard.up("Shift");
   const typed = performance.now();
   await page.keyboard.type("count");
-  const drawn = await waitFor(
-    "the next edit's decorations",
-    async () => {
-      const probe = await page.evaluate(nextEditProbe);
-      return probe.struck.includes("x") && probe.after.some((text) => text.includes("count")) ? probe : null;
-    },
-    GHOST_WAIT_MS,
-    100,
-  ).catch(async (error) => {
-    await page.screenshot({ path: join(work, "no-next-edit.png") });
-    return { error: String(error), ...(await page.evaluate(nextEditProbe)) };
-  });
+  const decorations = (what) =>
+    waitFor(
+      what,
+      async () => {
+        const probe = await page.evaluate(nextEditProbe);
+        return probe.struck.includes("x") && probe.after.some((text) => text.includes("count")) ? probe : null;
+      },
+      GHOST_WAIT_MS,
+      100,
+    ).catch(async (error) => {
+      await page.screenshot({ path: join(work, "no-next-edit.png") });
+      return { error: String(error), ...(await page.evaluate(nextEditProbe)) };
+    });
+  let drawn = await decorations("the next edit's decorations");
   const sample = { shown_ms: Math.round(performance.now() - typed), drawn, applied: false };
   check("next edit drawn as decorations away from the cursor", !drawn.error, JSON.stringify(drawn));
+  if (drawn.error) {
+    return sample;
+  }
+  // Escape dismisses it (the server records it dismissed); a change brings the edit back.
+  await page.keyboard.press("Escape");
+  const gone = await waitFor("Escape to take the decorations away", async () => {
+    const probe = await page.evaluate(nextEditProbe);
+    return probe.struck.length === 0 && probe.after.length === 0;
+  }, 5_000).catch(() => false);
+  const dismissed = await waitFor("the dismissed next edit's record", () => feedbackOf("dismissed"), 5_000).catch(() => null);
+  check("Escape dismisses the next edit", gone && Boolean(dismissed), JSON.stringify(dismissed));
+  await page.keyboard.type(" ");
+  await page.keyboard.press("Backspace");
+  drawn = await decorations("the next edit again after a change");
+  check("a change brings the next edit back", !drawn.error, JSON.stringify(drawn));
   if (drawn.error) {
     return sample;
   }
@@ -525,35 +618,16 @@ async function nextEditTry(page) {
   await waitFor("the decorations to go", async () => (await page.evaluate(nextEditProbe)).struck.length === 0, 5_000).catch(
     () => undefined,
   );
-  await page.keyboard.down("Control");
-  await page.keyboard.press("KeyS");
-  await page.keyboard.up("Control");
-  let saved = RENAME_TEXT;
-  await waitFor(
-    `${file.name} saved`,
-    () => {
-      saved = readFileSync(file.path, "utf8");
-      return saved !== RENAME_TEXT && saved.includes("return count");
-    },
-    10_000,
-  ).catch(() => undefined);
+  const saved = await saveAndRead(page, file.path, RENAME_TEXT);
   sample.applied = saved === RENAMED_TEXT;
   sample.document_after = saved;
   check("Tab applies the next edit", sample.applied, JSON.stringify(saved));
   const left = await page.evaluate(nextEditProbe);
   check("the decorations go once it is applied", left.struck.length === 0 && left.after.length === 0, JSON.stringify(left));
   // The server heard it shown (didShowInlineEdit) and accepted (its command): its record says so.
-  const log = join(dirs.state, "completions.jsonl");
-  const record = await waitFor(
-    "the next edit's record with its feedback",
-    () => {
-      const lines = existsSync(log) ? readFileSync(log, "utf8").trim().split("\n").map((line) => JSON.parse(line)) : [];
-      const shown = lines.filter((entry) => entry.mode === "next-edit" && entry.outcome === "shown").map((entry) => entry.id);
-      const about = (id) => Object.assign({ id }, ...lines.filter((entry) => entry.id === id && !entry.mode));
-      return shown.map(about).find((entry) => entry.displayed && entry.feedback === "accepted") ?? null;
-    },
-    5_000,
-  ).catch(() => null);
+  const record = await waitFor("the next edit's record with its feedback", () => feedbackOf("accepted"), 5_000).catch(
+    () => null,
+  );
   check("the server records the next edit shown and accepted", Boolean(record), JSON.stringify(record));
   return sample;
 }
@@ -656,6 +730,8 @@ async function main() {
     if (SCRIPTED) {
       log(`next edit: ${RENAME_FILE}`);
       report.next_edit = await nextEditTry(page);
+      log(`next edit as ghost text: ${ANNOTATE_FILE}`);
+      report.inline_next_edit = await inlineNextEditTry(page);
     }
 
     // The status bar now shows a latency from copilot/stats (refreshed every second).
