@@ -5,6 +5,7 @@ import { Partial } from "./logic/stream";
 import { channel } from "./common/logging";
 import { ACCEPTED_COMMAND, NextEdits } from "./common/nextedit";
 import { Provider } from "./common/provider";
+import { LspInlineEdit } from "./logic/nextedit";
 import { createClient, startEngine } from "./common/server";
 import { NAMESPACE, readSettings } from "./common/settings";
 import { Status } from "./common/status";
@@ -66,7 +67,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("copilotLsp.acceptNextEdit", () => nextEdits.accept()),
     vscode.commands.registerCommand("copilotLsp.dismissNextEdit", () => nextEdits.dismiss()),
     vscode.commands.registerCommand("copilotLsp.suggestNextEdit", () => nextEdits.request(true)),
-    vscode.commands.registerCommand(ACCEPTED_COMMAND, (id?: string) => nextEdits.accepted(id)),
+    vscode.commands.registerCommand(ACCEPTED_COMMAND, (command?: LspInlineEdit["command"]) => nextEdits.accepted(command)),
     vscode.commands.registerCommand("copilotLsp.restart", () => restart(provider, status)),
     vscode.commands.registerCommand("copilotLsp.showLog", () => channel.show()),
     vscode.commands.registerCommand("copilotLsp.startEngine", () => startEngine(readSettings())),

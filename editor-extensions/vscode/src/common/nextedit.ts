@@ -253,10 +253,12 @@ export class NextEdits implements vscode.Disposable {
       return undefined;
     }
     this.report(shown);
+    // The server's command travels with the item: VS Code's change event, which takes the
+    // edit off the controller, comes before the item's command runs.
     return new vscode.InlineCompletionItem(drawn.insertText, range(drawn.range), {
       title: "Accept next edit",
       command: ACCEPTED_COMMAND,
-      arguments: [editId(shown.edit)],
+      arguments: [shown.edit.command],
     });
   }
 
@@ -290,24 +292,21 @@ export class NextEdits implements vscode.Disposable {
     }
     const end = position(endOf(edit.range.start, edit.text));
     editor.selection = new vscode.Selection(end, end);
-    await this.runCommand(edit);
+    await this.runCommand(edit.command);
     return true;
   }
 
-  /** The ghost-text item's command: VS Code inserted the edit. */
-  async accepted(id: string | undefined): Promise<void> {
-    const edit = this.shown?.edit;
+  /** The ghost-text item's command, with the server's: VS Code inserted the edit. */
+  async accepted(command: LspInlineEdit["command"]): Promise<void> {
     this.clear();
-    if (edit && editId(edit) === id) {
-      await this.runCommand(edit);
-    }
+    await this.runCommand(command);
   }
 
-  private async runCommand(edit: LspInlineEdit): Promise<void> {
+  private async runCommand(command: LspInlineEdit["command"]): Promise<void> {
     const client = this.client();
-    if (edit.command && client) {
+    if (command && client) {
       await client
-        .sendRequest("workspace/executeCommand", { command: edit.command.command, arguments: edit.command.arguments })
+        .sendRequest("workspace/executeCommand", { command: command.command, arguments: command.arguments })
         .catch((error: unknown) => channel.warn(`accepting the next edit: ${String(error)}`));
     }
   }

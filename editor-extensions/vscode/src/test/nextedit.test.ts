@@ -4,6 +4,8 @@
 // what the server hears.
 import "../testing/register";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, it, mock } from "node:test";
 import type * as vscodeTypes from "vscode";
 import type { LanguageClient } from "vscode-languageclient/node";
@@ -330,15 +332,51 @@ describe("next edit controller", () => {
     const item = items![0] as unknown as vscode.InlineCompletionItem;
     assert.equal(item.insertText, ", 3, 4");
     assert.deepEqual([item.range!.start, item.range!.end], [new vscode.Position(4, 13), new vscode.Position(4, 16)]);
-    assert.deepEqual(item.command, { title: "Accept next edit", command: ACCEPTED_COMMAND, arguments: ["ne-1"] });
+    const accept = { title: "Accept next edit", command: "copilot.acceptNextEdit", arguments: ["ne-1"] };
+    assert.deepEqual(item.command, { title: "Accept next edit", command: ACCEPTED_COMMAND, arguments: [accept] });
     assert.equal(h.client.sent("textDocument/inlineCompletion").length, 0, "no completion asked");
     assert.equal(h.client.notified("textDocument/didShowInlineEdit").length, 1);
-    // VS Code inserts the item, then runs its command.
+    // VS Code inserts the item (its change event takes the edit off), then runs its command.
+    h.document.replace(item.range!, item.insertText);
+    assert.equal(h.document.lineAt(4).text, "print(scale(2, 3, 4))");
+    assert.equal(h.nextEdits.current, undefined);
     h.client.answer["workspace/executeCommand"] = true;
-    await h.nextEdits.accepted("ne-1");
+    await h.nextEdits.accepted(...(item.command.arguments as [typeof accept]));
     assert.deepEqual(h.client.sent("workspace/executeCommand"), [
       { command: "copilot.acceptNextEdit", arguments: ["ne-1"] },
     ]);
     assert.equal(context(INLINE_KEY), false);
+  });
+});
+
+describe("next edit key bindings and settings", () => {
+  const root = join(__dirname, "..", "..");
+  const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+    contributes: {
+      keybindings: Array<{ key: string; command: string; when: string }>;
+      configuration: { properties: Record<string, { default: unknown }> };
+    };
+  };
+  const extension = readFileSync(join(root, "src", "extension.ts"), "utf8");
+
+  it("binds Tab to accept only while a decorated edit is shown and no suggestion or widget wants it", () => {
+    const tab = manifest.contributes.keybindings.find((item) => item.command === "copilotLsp.acceptNextEdit");
+    assert.equal(tab?.key, "tab");
+    for (const part of [VISIBLE_KEY, "!inlineSuggestionVisible", "!suggestWidgetVisible", "editorTextFocus"]) {
+      assert.ok(tab.when.includes(part), part);
+    }
+    assert.ok(extension.includes('registerCommand("copilotLsp.acceptNextEdit", () => nextEdits.accept())'));
+  });
+
+  it("binds Escape to dismiss a decorated edit, or one shown as ghost text", () => {
+    const escape = manifest.contributes.keybindings.find((item) => item.command === "copilotLsp.dismissNextEdit");
+    assert.equal(escape?.key, "escape");
+    assert.ok(escape.when.includes(VISIBLE_KEY) && escape.when.includes(`inlineSuggestionVisible && ${INLINE_KEY}`));
+    assert.ok(extension.includes('registerCommand("copilotLsp.dismissNextEdit", () => nextEdits.dismiss())'));
+    assert.ok(extension.includes("registerCommand(ACCEPTED_COMMAND,"));
+  });
+
+  it("declares the setting off by default, as the server's", () => {
+    assert.equal(manifest.contributes.configuration.properties["copilotLsp.nextEditSuggestions.enabled"]?.default, false);
   });
 });
