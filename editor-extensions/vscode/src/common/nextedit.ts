@@ -134,7 +134,7 @@ export class NextEdits implements vscode.Disposable {
   }
 
   /** Ask for a next edit at the cursor of the active editor now; `force` (the command):
-   * even where the current text's edit was dismissed. */
+   * even where the current text's edit was dismissed or a completion is on screen. */
   async request(force: boolean): Promise<boolean> {
     const editor = vscode.window.activeTextEditor;
     const client = this.client();
@@ -180,8 +180,8 @@ export class NextEdits implements vscode.Disposable {
     ) {
       return false;
     }
-    if (this.completionShown(uri, version)) {
-      return false; // a completion is on screen: it keeps Tab
+    if (!force && this.completionShown(uri, version)) {
+      return false; // a completion is on screen: it keeps Tab (asked by hand: both show)
     }
     return this.show(editor, edit);
   }

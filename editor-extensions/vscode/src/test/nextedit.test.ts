@@ -267,6 +267,10 @@ describe("next edit controller", () => {
     assert.equal(await asked, false);
     assert.equal(h.nextEdits.current, undefined);
     assert.deepEqual(h.client.notified("textDocument/didShowInlineEdit"), []);
+    // Asked by hand (Suggest Next Edit), it shows beside the completion.
+    asked = h.nextEdits.request(true);
+    h.client.reply("textDocument/copilotInlineEdit", { edits: [edit("count", [1, 11], [1, 12], 2)] });
+    assert.equal(await asked, true);
   });
 
   it("takes the edit away when the user types, without reporting it dismissed", async () => {
