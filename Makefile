@@ -20,7 +20,7 @@ NEOVIM := editor-extensions/neovim
 
 .PHONY: help setup demo test test-unit test-lsp test-engine lint fmt bench-latency bench-load \
 	engine-up engine-down \
-	engine-status clean docs test-editors bench-neovim vscode test-vscode test-vscode-e2e bench-context bench-quality \
+	engine-status clean docs test-editors bench-neovim vscode test-vscode test-vscode-e2e test-vscode-e2e-scripted bench-context bench-quality \
 	bench-engine bench-engine-quick bench-replay bench-overhead deploy-manifests test-cluster
 
 help: ## list the targets
@@ -87,6 +87,9 @@ test-vscode: $(VSCODE)/node_modules/.package-lock.json ## unit tests of the VS C
 
 test-vscode-e2e: setup vscode ## (optional, not part of `test`) the .vsix in code-server + headless Chromium, real engine on port 8452
 	bash $(VSCODE)/e2e/run.sh
+
+test-vscode-e2e-scripted: setup vscode ## (optional) the same against the scripted engine of tests/fakes/nextedit_engine.py, with the next-edit scenario (seconds, no model)
+	VSCODE_E2E_SCRIPTED=1 VSCODE_E2E_TRIES=2 bash $(VSCODE)/e2e/run.sh
 
 lint: setup $(VSCODE)/node_modules/.package-lock.json $(NEOVIM)/node_modules/.package-lock.json ## ruff (lint + format check), mypy (server strict, tests relaxed), eslint (VS Code extension), stylua --check (Neovim plugin)
 	$(BIN)/ruff check server tests

@@ -11,6 +11,14 @@
 //    keystroke to the first ghost text in the editor DOM; then presses Tab, saves, and checks
 //    that the file on disk contains the suggestion. A try fails when its ghost text vanishes:
 //    seen, then empty when settled or for longer than VSCODE_E2E_BLIP_MS before being replaced.
+// 4b. With VSCODE_E2E_SCRIPTED=1: the engine is the scripted one of tests/fakes/nextedit_engine.py
+//    (the embedded 135M model cannot produce right next edits), next edits are on, and after
+//    the tries one more file is opened where the user renames a parameter: the server's next
+//    edit renames its use on the next line, away from the cursor; the run checks that it is
+//    drawn as a decoration (the old name struck through, the new one after it), that Escape
+//    dismisses it and a change brings it back, that Tab applies it (the saved file holds it)
+//    and that the server recorded it dismissed, shown and accepted. Then, in another file, a
+//    next edit on the cursor's line after the cursor shows as ghost text and Tab applies it.
 // 5. Checks the extension's status bar item (shown, with a latency from copilot/stats).
 // 6. Prints the median keystroke-to-first-ghost-text and writes it as JSON to VSCODE_E2E_JSON
 //    (default docs/benchmarks/vscode-first-ghost.json); stops everything, also on failure.
@@ -18,7 +26,8 @@
 // Environment: VSCODE_E2E_JSON, VSCODE_E2E_TRIES (5), VSCODE_E2E_ENGINE_PORT (8452),
 // VSCODE_E2E_PORT (8453), VSCODE_E2E_ENGINE_URL (an engine already running: start none),
 // VSCODE_E2E_SETTLE_MS (5000), VSCODE_E2E_BLIP_MS (300),
-// VSCODE_E2E_KEEP=1 (keep the temporary folder: logs, screenshots),
+// VSCODE_E2E_KEEP=1 (keep the temporary folder: logs, screenshots), VSCODE_E2E_SCRIPTED=1 (the
+// scripted engine and the next-edit scenario; the JSON only where VSCODE_E2E_JSON names it),
 // COPILOT_LSP_BIN (default <repo>/.venv/bin/copilot-lsp).
 
 import { spawn, spawnSync } from "node:child_process";
@@ -42,9 +51,23 @@ const ENGINE_PORT = Number(process.env.VSCODE_E2E_ENGINE_PORT ?? "8452");
 const PORT = Number(process.env.VSCODE_E2E_PORT ?? "8453");
 const JSON_OUT = resolve(REPO, process.env.VSCODE_E2E_JSON ?? "docs/benchmarks/vscode-first-ghost.json");
 const KEEP = process.env.VSCODE_E2E_KEEP === "1";
+// VSCODE_E2E_SCRIPTED=1: the scripted engine (deterministic completions and next edits).
+const SCRIPTED = process.env.VSCODE_E2E_SCRIPTED === "1";
 // VSCODE_E2E_ENGINE_URL: use an engine that is already running instead of starting one.
-const OWN_ENGINE = !process.env.VSCODE_E2E_ENGINE_URL;
-const ENGINE_URL = process.env.VSCODE_E2E_ENGINE_URL ?? `http://127.0.0.1:${ENGINE_PORT}/v1`;
+const OWN_ENGINE = !process.env.VSCODE_E2E_ENGINE_URL && !SCRIPTED;
+let ENGINE_URL = process.env.VSCODE_E2E_ENGINE_URL ?? `http://127.0.0.1:${ENGINE_PORT}/v1`;
+const WRITE_JSON = !SCRIPTED || Boolean(process.env.VSCODE_E2E_JSON);
+const PYTHON = join(REPO, ".venv/bin/python");
+// The next-edit scenario's file: the user renames `x` to `count` on line 1; the scripted
+// engine's next edit renames its use on line 2.
+const RENAME_FILE = "rename.py";
+const RENAME_TEXT = "def scale(x, factor):\n    return x * factor\n\n\nprint(scale(2, 3))\n";
+const RENAMED_TEXT = RENAME_TEXT.replaceAll("x", "count");
+// The inline one: the user annotates `width`; the next edit annotates `height` on the same
+// line, after the cursor: an insertion, which VS Code shows as ghost text.
+const ANNOTATE_FILE = "annotate.py";
+const ANNOTATE_TEXT = "def area(width, height):\n    return width * height\n";
+const ANNOTATED_TEXT = ANNOTATE_TEXT.replace("width, height", "width: int, height: int");
 const STATUS_ID = "copilot-lsp.copilot-lsp"; // publisher.name: the status bar item's DOM id
 const GHOST_WAIT_MS = 30_000;
 // After opening the first file: VS Code creates its inline-suggestion controller lazily, and a
@@ -122,6 +145,10 @@ function writeWorkspace() {
     writeFileSync(join(dirs.workspace, name), text);
     files.push({ name, path: join(dirs.workspace, name), text });
   }
+  if (SCRIPTED) {
+    writeFileSync(join(dirs.workspace, RENAME_FILE), RENAME_TEXT);
+    writeFileSync(join(dirs.workspace, ANNOTATE_FILE), ANNOTATE_TEXT);
+  }
   return files;
 }
 
@@ -131,6 +158,7 @@ function writeSettings() {
     "copilotLsp.client.serverArgs": [process.env.VSCODE_E2E_SERVER_VERBOSITY ?? "-v", "--log-file", join(work, "server.log")],
     "copilotLsp.engine.url": ENGINE_URL,
     "copilotLsp.client.statusIntervalS": 1,
+    "copilotLsp.nextEditSuggestions.enabled": SCRIPTED,
     "editor.inlineSuggest.enabled": true,
     // Nothing else may take Tab or cover the ghost text.
     "editor.quickSuggestions": { other: "off", comments: "off", strings: "off" },
@@ -419,8 +447,190 @@ async function oneTry(page, file, index) {
   return sample;
 }
 
+// A next edit the server's record (state/completions.jsonl) has displayed and with
+// `feedback`, or null.
+function feedbackOf(feedback) {
+  const log = join(dirs.state, "completions.jsonl");
+  const lines = existsSync(log) ? readFileSync(log, "utf8").trim().split("\n").map((line) => JSON.parse(line)) : [];
+  const shown = lines.filter((entry) => entry.mode === "next-edit" && entry.outcome === "shown").map((entry) => entry.id);
+  const about = (id) => Object.assign({ id }, ...lines.filter((entry) => entry.id === id && !entry.mode));
+  return shown.map(about).find((entry) => entry.displayed && entry.feedback === feedback) ?? null;
+}
+
+// Saves the active editor and waits until `path` holds something other than `before`.
+async function saveAndRead(page, path, before) {
+  await page.keyboard.down("Control");
+  await page.keyboard.press("KeyS");
+  await page.keyboard.up("Control");
+  let saved = before;
+  await waitFor(
+    `${path} saved`,
+    () => {
+      saved = readFileSync(path, "utf8");
+      return saved !== before;
+    },
+    10_000,
+  ).catch(() => undefined);
+  return saved;
+}
+
+// The user annotates `width`; the next edit, on the cursor's line after the cursor, is shown
+// as ghost text (an inline completion over the range from the cursor to the edit), and Tab
+// (VS Code's own accept) applies it.
+async function inlineNextEditTry(page) {
+  const file = { name: ANNOTATE_FILE, path: join(dirs.workspace, ANNOTATE_FILE) };
+  await openFile(page, file);
+  await sleep(1000);
+  await page.keyboard.down("Control");
+  await page.keyboard.press("Home");
+  await page.keyboard.up("Control");
+  for (let i = 0; i < "def area(width".length; i += 1) {
+    await page.keyboard.press("ArrowRight");
+  }
+  await page.keyboard.type(": int");
+  const ghost = await waitFor(
+    "the next edit as ghost text",
+    async () => {
+      const text = await page.evaluate(() => window.__e2e.read());
+      return text.includes(": int") ? text : null;
+    },
+    GHOST_WAIT_MS,
+    100,
+  ).catch(async (error) => {
+    await page.screenshot({ path: join(work, "no-inline-next-edit.png") });
+    return { error: String(error) };
+  });
+  const decorated = await page.evaluate(nextEditProbe);
+  check(
+    "a next edit after the cursor on its line shows as ghost text, not decorations",
+    typeof ghost === "string" && decorated.struck.length === 0 && decorated.after.length === 0,
+    JSON.stringify({ ghost, decorated }),
+  );
+  if (typeof ghost !== "string") {
+    return { ghost };
+  }
+  await page.keyboard.press("Tab");
+  const saved = await saveAndRead(page, file.path, ANNOTATE_TEXT);
+  check("Tab applies the ghost-text next edit", saved === ANNOTATED_TEXT, JSON.stringify(saved));
+  return { ghost, applied: saved === ANNOTATED_TEXT };
+}
+
 let engineUp = false;
 let codeServer;
+let scriptedEngine;
+
+// The scripted engine (tests/fakes/nextedit_engine.py) on a free port; resolves to its URL.
+async function startScriptedEngine() {
+  scriptedEngine = spawn(PYTHON, ["-m", "tests.fakes.nextedit_engine"], {
+    cwd: REPO,
+    stdio: ["ignore", "pipe", 2],
+    env: engineEnv,
+    detached: true,
+  });
+  return new Promise((done, fail) => {
+    let out = "";
+    const timer = setTimeout(() => fail(new Error("the scripted engine did not start within 30 s")), 30_000);
+    scriptedEngine.stdout.on("data", (data) => {
+      out += data;
+      const found = /^url (\S+)$/m.exec(out);
+      if (found) {
+        clearTimeout(timer);
+        done(found[1]);
+      }
+    });
+    scriptedEngine.on("exit", (code) => {
+      clearTimeout(timer);
+      fail(new Error(`the scripted engine exited with ${code}`));
+    });
+  });
+}
+
+// What the active editor draws as next-edit decorations: text struck through, and the text
+// of `after` decorations (CSS ::after content, or injected text).
+function nextEditProbe() {
+  const editor = document.querySelector(".editor-group-container.active .monaco-editor");
+  const struck = [];
+  const after = [];
+  for (const span of editor?.querySelectorAll(".view-lines span") ?? []) {
+    if (getComputedStyle(span).textDecorationLine.includes("line-through") && span.children.length === 0) {
+      struck.push(span.textContent);
+    }
+    const content = getComputedStyle(span, "::after").content;
+    if (content && content !== "none" && content !== "normal") {
+      after.push(content.replace(/^"|"$/g, ""));
+    }
+  }
+  return { struck, after };
+}
+
+// The user renames the parameter `x` to `count` on the first line; the next edit renames its
+// use on the second line (away from the cursor): drawn as decorations, applied by Tab.
+async function nextEditTry(page) {
+  const file = { name: RENAME_FILE, path: join(dirs.workspace, RENAME_FILE) };
+  await openFile(page, file);
+  await sleep(1000);
+  await page.keyboard.down("Control");
+  await page.keyboard.press("Home");
+  await page.keyboard.up("Control");
+  for (let i = 0; i < "def scale(".length; i += 1) {
+    await page.keyboard.press("ArrowRight");
+  }
+  await page.keyboard.down("Shift");
+  await page.keyboard.press("ArrowRight");
+  await page.keyboard.up("Shift");
+  const typed = performance.now();
+  await page.keyboard.type("count");
+  const decorations = (what) =>
+    waitFor(
+      what,
+      async () => {
+        const probe = await page.evaluate(nextEditProbe);
+        return probe.struck.includes("x") && probe.after.some((text) => text.includes("count")) ? probe : null;
+      },
+      GHOST_WAIT_MS,
+      100,
+    ).catch(async (error) => {
+      await page.screenshot({ path: join(work, "no-next-edit.png") });
+      return { error: String(error), ...(await page.evaluate(nextEditProbe)) };
+    });
+  let drawn = await decorations("the next edit's decorations");
+  const sample = { shown_ms: Math.round(performance.now() - typed), drawn, applied: false };
+  check("next edit drawn as decorations away from the cursor", !drawn.error, JSON.stringify(drawn));
+  if (drawn.error) {
+    return sample;
+  }
+  // Escape dismisses it (the server records it dismissed); a change brings the edit back.
+  await page.keyboard.press("Escape");
+  const gone = await waitFor("Escape to take the decorations away", async () => {
+    const probe = await page.evaluate(nextEditProbe);
+    return probe.struck.length === 0 && probe.after.length === 0;
+  }, 5_000).catch(() => false);
+  const dismissed = await waitFor("the dismissed next edit's record", () => feedbackOf("dismissed"), 5_000).catch(() => null);
+  check("Escape dismisses the next edit", gone && Boolean(dismissed), JSON.stringify(dismissed));
+  await page.keyboard.type(" ");
+  await page.keyboard.press("Backspace");
+  drawn = await decorations("the next edit again after a change");
+  check("a change brings the next edit back", !drawn.error, JSON.stringify(drawn));
+  if (drawn.error) {
+    return sample;
+  }
+  await page.keyboard.press("Tab");
+  await waitFor("the decorations to go", async () => (await page.evaluate(nextEditProbe)).struck.length === 0, 5_000).catch(
+    () => undefined,
+  );
+  const saved = await saveAndRead(page, file.path, RENAME_TEXT);
+  sample.applied = saved === RENAMED_TEXT;
+  sample.document_after = saved;
+  check("Tab applies the next edit", sample.applied, JSON.stringify(saved));
+  const left = await page.evaluate(nextEditProbe);
+  check("the decorations go once it is applied", left.struck.length === 0 && left.after.length === 0, JSON.stringify(left));
+  // The server heard it shown (didShowInlineEdit) and accepted (its command): its record says so.
+  const record = await waitFor("the next edit's record with its feedback", () => feedbackOf("accepted"), 5_000).catch(
+    () => null,
+  );
+  check("the server records the next edit shown and accepted", Boolean(record), JSON.stringify(record));
+  return sample;
+}
 
 function engineDown() {
   if (engineUp) {
@@ -456,6 +666,10 @@ async function main() {
       log(`engine up on port ${ENGINE_PORT} (state ${dirs.state}; minutes on a small CPU)`);
       engineUp = true;
       run(BIN, ["engine", "up", "--profile", "local-cpu", "--port", String(ENGINE_PORT)]);
+    } else if (SCRIPTED) {
+      ENGINE_URL = await startScriptedEngine();
+      report.engine = `scripted (tests/fakes/nextedit_engine.py) at ${ENGINE_URL}`;
+      log(`scripted engine at ${ENGINE_URL}`);
     } else {
       log(`using the running engine at ${ENGINE_URL}`);
     }
@@ -513,6 +727,12 @@ async function main() {
         samples.push(sample);
       }
     }
+    if (SCRIPTED) {
+      log(`next edit: ${RENAME_FILE}`);
+      report.next_edit = await nextEditTry(page);
+      log(`next edit as ghost text: ${ANNOTATE_FILE}`);
+      report.inline_next_edit = await inlineNextEditTry(page);
+    }
 
     // The status bar now shows a latency from copilot/stats (refreshed every second).
     const status = await waitFor(
@@ -557,6 +777,7 @@ async function main() {
       await browser.close().catch(() => undefined);
     }
     stopProcessGroup(codeServer);
+    stopProcessGroup(scriptedEngine);
     engineDown();
   }
 
@@ -576,9 +797,14 @@ async function main() {
         `multi-line suggestions: ${report.multiline_suggestions} of ${f.n}; ` +
         `ghost text vanished in ${report.vanished} of ${f.n}`,
     );
-    mkdirSync(dirname(JSON_OUT), { recursive: true });
-    writeFileSync(JSON_OUT, JSON.stringify(report, null, 2) + "\n");
-    console.log(`wrote ${JSON_OUT}`);
+    if (WRITE_JSON) {
+      mkdirSync(dirname(JSON_OUT), { recursive: true });
+      writeFileSync(JSON_OUT, JSON.stringify(report, null, 2) + "\n");
+      console.log(`wrote ${JSON_OUT}`);
+    }
+  }
+  if (report.next_edit) {
+    console.log(`next edit: drawn ${report.next_edit.shown_ms} ms after typing began; applied: ${report.next_edit.applied}`);
   }
   if (KEEP || failed) {
     console.log(`logs and screenshots: ${work}`);
@@ -594,6 +820,7 @@ for (const signal of ["SIGINT", "SIGTERM"]) {
   process.once(signal, () => {
     log(`${signal}: stopping`);
     stopProcessGroup(codeServer);
+    stopProcessGroup(scriptedEngine);
     engineDown();
     process.exit(130);
   });

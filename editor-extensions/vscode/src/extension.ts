@@ -3,7 +3,9 @@ import { LanguageClient } from "vscode-languageclient/node";
 import { RESTART_KEYS } from "./logic/settings";
 import { Partial } from "./logic/stream";
 import { channel } from "./common/logging";
+import { ACCEPTED_COMMAND, NextEdits } from "./common/nextedit";
 import { Provider } from "./common/provider";
+import { LspInlineEdit } from "./logic/nextedit";
 import { createClient, startEngine } from "./common/server";
 import { NAMESPACE, readSettings } from "./common/settings";
 import { Status } from "./common/status";
@@ -50,15 +52,22 @@ async function restart(provider: Provider, status: Status): Promise<void> {
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const status = new Status(() => client);
   const provider = new Provider(() => client, readSettings);
+  const nextEdits = new NextEdits(() => client, readSettings, (uri, version) => provider.suggestionShown(uri, version));
+  provider.nextEdits = nextEdits;
   context.subscriptions.push(
     channel,
     status,
     provider,
+    nextEdits,
     vscode.languages.registerInlineCompletionItemProvider({ pattern: "**" }, provider),
     vscode.commands.registerCommand("copilotLsp.accepted", (id?: string, chars?: number) => provider.accepted(id, chars)),
     vscode.commands.registerCommand("copilotLsp.acceptNextWord", () => provider.acceptPart("word")),
     vscode.commands.registerCommand("copilotLsp.acceptNextLine", () => provider.acceptPart("line")),
     vscode.commands.registerCommand("copilotLsp.dismiss", () => provider.dismiss()),
+    vscode.commands.registerCommand("copilotLsp.acceptNextEdit", () => nextEdits.accept()),
+    vscode.commands.registerCommand("copilotLsp.dismissNextEdit", () => nextEdits.dismiss()),
+    vscode.commands.registerCommand("copilotLsp.suggestNextEdit", () => nextEdits.request(true)),
+    vscode.commands.registerCommand(ACCEPTED_COMMAND, (command?: LspInlineEdit["command"]) => nextEdits.accepted(command)),
     vscode.commands.registerCommand("copilotLsp.restart", () => restart(provider, status)),
     vscode.commands.registerCommand("copilotLsp.showLog", () => channel.show()),
     vscode.commands.registerCommand("copilotLsp.startEngine", () => startEngine(readSettings())),

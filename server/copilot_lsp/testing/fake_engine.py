@@ -67,6 +67,9 @@ class FakeEngine:
     def __init__(self) -> None:
         self.replies: list[Reply] = []
         self.default = Reply()
+        self.route: Callable[[dict[str, Any]], Reply | None] | None = None
+        """Chooses a greedy request's reply from its body (the prompt) before `replies` and
+        `default` are consulted: one engine answering completions and next edits apart."""
         self.requests: list[Received] = []
         self.sampled: list[Reply] = []
         self.sampled_default = Reply(chunks=[])
@@ -203,7 +206,8 @@ class FakeEngine:
             reply = self.sampled.pop(0) if self.sampled else self.sampled_default
             self.sampled_requests.append(received)
         else:
-            reply = self.replies.pop(0) if self.replies else self.default
+            routed = self.route(body) if self.route is not None else None
+            reply = routed or (self.replies.pop(0) if self.replies else self.default)
             self.requests.append(received)
         n = body.get("n", 1)
         received.choices = n if isinstance(n, int) and n > 1 else 1

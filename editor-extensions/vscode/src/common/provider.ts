@@ -56,6 +56,8 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
   /** The request whose final answer the swap's re-trigger (hide, then trigger) is to show. */
   private swap: Request | undefined;
   private readonly disposables: vscode.Disposable[] = [];
+  /** Next edits VS Code can draw as ghost text (common/nextedit.ts): served before completions. */
+  nextEdits: { inlineItem(document: vscode.TextDocument, position: vscode.Position): vscode.InlineCompletionItem | undefined } | undefined;
 
   constructor(
     private readonly client: () => LanguageClient | undefined,
@@ -76,6 +78,10 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
     const client = this.client();
     if (!client || !client.isRunning() || !enabledFor(this.settings().enable, document.languageId)) {
       return undefined;
+    }
+    const nextEdit = this.nextEdits?.inlineItem(document, position);
+    if (nextEdit) {
+      return [nextEdit];
     }
     const anchor: Anchor = {
       uri: document.uri.toString(),
@@ -204,6 +210,12 @@ export class Provider implements vscode.InlineCompletionItemProvider, vscode.Dis
     }
     void vscode.commands.executeCommand("setContext", "copilotLsp.suggestionVisible", result.length > 0);
     return result;
+  }
+
+  /** Whether a suggestion is on screen in `uri` at `version` (a next edit then waits). */
+  suggestionShown(uri: string, version: number): boolean {
+    const shown = this.shown;
+    return shown !== undefined && shown.anchor.uri === uri && shown.anchor.version === version && shown.text !== "";
   }
 
   /** The suggestion on screen when it was drawn for exactly `anchor` (place and version). */

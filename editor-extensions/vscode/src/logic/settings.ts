@@ -9,6 +9,8 @@ export interface Settings {
   streaming: boolean;
   enable: Record<string, boolean>;
   statusIntervalS: number;
+  /** Next-edit suggestions (the server's `nextEditSuggestions.enabled`; off, as the server). */
+  nextEdits: boolean;
 }
 
 /** The defaults package.json declares (a test compares them). */
@@ -21,6 +23,7 @@ export const DEFAULTS: Settings = {
   streaming: true,
   enable: { "*": true, plaintext: false, markdown: false, scminput: false },
   statusIntervalS: 5,
+  nextEdits: false,
 };
 
 /**
@@ -37,6 +40,7 @@ export const KEYS: Record<keyof Settings, { key: string; old: string }> = {
   streaming: { key: "editor.streaming", old: "streaming" },
   enable: { key: "client.enable", old: "enable" },
   statusIntervalS: { key: "client.statusIntervalS", old: "statusIntervalS" },
+  nextEdits: { key: "nextEditSuggestions.enabled", old: "nextEditSuggestions.enabled" },
 };
 
 /** Reads the `copilotLsp` section (VS Code's WorkspaceConfiguration, or a test's table). */
@@ -66,6 +70,7 @@ export function readFrom(lookup: Lookup): Settings {
     streaming: read("streaming"),
     enable: read("enable"),
     statusIntervalS: read("statusIntervalS"),
+    nextEdits: read("nextEdits"),
   };
 }
 
@@ -74,6 +79,7 @@ export function initializationOptions(settings: Settings): Record<string, unknow
   const options: Record<string, unknown> = {
     completion: { debounceMs: settings.debounceMs },
     editor: { streaming: settings.streaming },
+    nextEditSuggestions: { enabled: settings.nextEdits },
   };
   if (settings.engineUrl) {
     options.engine = { url: settings.engineUrl };

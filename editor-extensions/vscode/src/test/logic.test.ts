@@ -38,7 +38,9 @@ describe("settings", () => {
     assert.deepEqual(initializationOptions(DEFAULTS), {
       completion: { debounceMs: 40 },
       editor: { streaming: true },
+      nextEditSuggestions: { enabled: false },
     });
+    assert.deepEqual(initializationOptions({ ...DEFAULTS, nextEdits: true }).nextEditSuggestions, { enabled: true });
     const remote = initializationOptions({ ...DEFAULTS, engineUrl: "http://gpu:8000/v1", streaming: false });
     assert.deepEqual(remote.engine, { url: "http://gpu:8000/v1" });
     assert.deepEqual(remote.editor, { streaming: false });

@@ -31,6 +31,46 @@ export class Range {
   }
 }
 
+/** A selection as the controller sets it (anchor and cursor). */
+export class Selection extends Range {
+  constructor(
+    readonly anchor: Position,
+    readonly active: Position,
+  ) {
+    super(anchor, active);
+  }
+}
+
+export class ThemeColor {
+  constructor(readonly id: string) {}
+}
+
+export class MarkdownString {
+  constructor(readonly value: string) {}
+}
+
+export enum TextEditorRevealType {
+  Default = 0,
+  InCenter = 1,
+  InCenterIfOutsideViewport = 2,
+  AtTop = 3,
+}
+
+/** A listener list with VS Code's `event(listener)` shape; `fire` calls them. */
+export class EventEmitter<T> {
+  private listeners: Array<(value: T) => void> = [];
+  readonly event = (listener: (value: T) => void): Disposable => {
+    this.listeners.push(listener);
+    return new Disposable(() => {
+      this.listeners = this.listeners.filter((item) => item !== listener);
+    });
+  };
+
+  fire(value: T): void {
+    [...this.listeners].forEach((listener) => listener(value));
+  }
+}
+
 export interface Command {
   title: string;
   command: string;
@@ -120,18 +160,47 @@ export class TextDocument {
     return new Position(line, offset);
   }
 
+  lineAt(line: number): { text: string } {
+    return { text: this.lines[line] };
+  }
+
   insert(position: Position, text: string): Position {
-    const at = this.offset(position);
+    return this.replace(new Range(position, position), text);
+  }
+
+  /** `range` replaced by `text`: the version grows, and listeners hear of the change. */
+  replace(range: Range, text: string): Position {
+    const at = this.offset(range.start);
     const whole = this.lines.join("\n");
-    this.lines = (whole.slice(0, at) + text + whole.slice(at)).split("\n");
+    this.lines = (whole.slice(0, at) + text + whole.slice(this.offset(range.end))).split("\n");
     this.version++;
+    didChangeTextDocument.fire({ document: this, contentChanges: [{ range, text }] });
     return this.positionAt(at + text.length);
+  }
+}
+
+export const didChangeTextDocument = new EventEmitter<{ document: TextDocument; contentChanges: unknown[] }>();
+export const didChangeActiveTextEditor = new EventEmitter<TextEditor | undefined>();
+
+export const workspace = {
+  onDidChangeTextDocument: didChangeTextDocument.event,
+};
+
+/** A decoration type; `setDecorations` records what each editor draws with it. */
+export class DecorationType extends Disposable {
+  constructor(readonly options: unknown) {
+    super();
   }
 }
 
 /** The active editor: a document and a cursor; `edit` inserts and moves the cursor. */
 export class TextEditor {
   selection: { active: Position };
+  /** The lines on screen (all of a short document). */
+  visibleRanges: Range[] = [new Range(0, 0, 1000, 0)];
+  /** What each decoration type draws now. */
+  decorations = new Map<DecorationType, unknown[]>();
+  revealed: Range[] = [];
 
   constructor(
     readonly document: TextDocument,
@@ -140,13 +209,26 @@ export class TextEditor {
     this.selection = { active: cursor };
   }
 
-  edit(callback: (edit: { insert(position: Position, text: string): void }) => void): Promise<boolean> {
+  edit(
+    callback: (edit: { insert(position: Position, text: string): void; replace(range: Range, text: string): void }) => void,
+  ): Promise<boolean> {
     callback({
       insert: (position, text) => {
         this.selection = { active: this.document.insert(position, text) };
       },
+      replace: (range, text) => {
+        this.selection = { active: this.document.replace(range, text) };
+      },
     });
     return Promise.resolve(true);
+  }
+
+  setDecorations(type: DecorationType, options: unknown[]): void {
+    this.decorations.set(type, options);
+  }
+
+  revealRange(range: Range): void {
+    this.revealed.push(range);
   }
 }
 
@@ -165,9 +247,26 @@ export const commands = {
 
 const log = () => undefined;
 
-export const window: { activeTextEditor: TextEditor | undefined; createOutputChannel(name: string, options?: unknown): unknown } = {
-  activeTextEditor: undefined,
-  createOutputChannel: () => ({ info: log, warn: log, error: log, debug: log, trace: log, show: log, dispose: log }),
+/** Status bar messages shown now. */
+export const statusMessages = new Set<string>();
+
+export const window = {
+  activeTextEditor: undefined as TextEditor | undefined,
+  createOutputChannel: (): unknown => ({
+    info: log,
+    warn: log,
+    error: log,
+    debug: log,
+    trace: log,
+    show: log,
+    dispose: log,
+  }),
+  onDidChangeActiveTextEditor: didChangeActiveTextEditor.event,
+  createTextEditorDecorationType: (options: unknown): DecorationType => new DecorationType(options),
+  setStatusBarMessage: (text: string): Disposable => {
+    statusMessages.add(text);
+    return new Disposable(() => statusMessages.delete(text));
+  },
 };
 
 export const Uri = {
