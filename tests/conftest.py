@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import socket
 import ssl
+import threading
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -37,6 +39,21 @@ def tier_of(path: Path) -> str:
         return path.resolve().relative_to(TESTS).parts[0]
     except (ValueError, IndexError):
         return "other"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """SIGTERM ends the run the way Ctrl-C does, through fixture teardown: the engines and
+    routers the engine and cluster tiers start run in sessions of their own, and pytest's
+    default (dying at once) left them running (tests/engine/test_interrupts.py)."""
+    if (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    ):
+        signal.signal(signal.SIGTERM, _interrupt)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cluster.harness import Cluster, Replica, Router
+from tests.cluster.harness import STOP_GRACE_S, Cluster, Replica, Router, stop_groups
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +34,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         router.start()
         yield Cluster(replicas, router, time.monotonic() - started)
     finally:
-        if router is not None:
-            router.stop()
-        for replica in replicas:
-            replica.stop()
+        # All at once and briefly, also when interrupted while the engines start (Ctrl-C;
+        # SIGTERM, which tests/conftest.py turns into one): tests/engine/test_interrupts.py.
+        engines = [replica.process for replica in replicas]
+        stop_groups([router.process if router else None, *engines], STOP_GRACE_S)

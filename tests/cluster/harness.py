@@ -60,15 +60,41 @@ def tail(path: Path, lines: int = 40) -> str:
         return "(no log)"
 
 
-def stop_group(process: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
+STOP_GRACE_S = 5.0
+"""Seconds the engines and the router get to exit on SIGTERM before SIGKILL: vLLM ignores
+SIGTERM for half a minute while it compiles, and an interrupted run must not wait that out
+(once per engine, as it did)."""
+
+
+def stop_groups(processes: list[subprocess.Popen[bytes] | None], grace_s: float) -> None:
+    """Stop the processes' groups (each started in a session of its own, workers included)
+    together: SIGTERM to all, SIGKILL to every group after `grace_s`. An interruption while
+    it waits (a second Ctrl-C, a SIGTERM) kills them all at once and is then raised, so none
+    outlives the run (as serving/launcher.py stops an engine)."""
+    running = [p for p in processes if p is not None and p.poll() is None]
+    try:
+        for process in running:
+            signal_group(process, signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        for process in running:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=max(0.0, deadline - time.monotonic()))
+    finally:
+        kill_groups(running)
+
+
+def kill_groups(processes: list[subprocess.Popen[bytes]]) -> None:
+    """SIGKILL each process's group (a leader that exited may leave workers in it)."""
+    for process in processes:
+        signal_group(process, signal.SIGKILL)
+    for process in processes:
+        with contextlib.suppress(KeyboardInterrupt, subprocess.TimeoutExpired):
+            process.wait(timeout=30)  # dying: reap it, a second Ctrl-C does not stop that
+
+
+def signal_group(process: subprocess.Popen[bytes], sig: int) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, sig)
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=30)
 
 
 @dataclass
@@ -125,11 +151,7 @@ class Replica:
     def kill(self) -> None:
         """SIGKILL the whole engine, as a node failure would."""
         assert self.process is not None
-        stop_group(self.process, signal.SIGKILL)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            stop_group(self.process)
+        kill_groups([self.process])
 
     @property
     def alive(self) -> bool:
@@ -180,10 +202,6 @@ class Router:
                 start_new_session=True,
             )
         wait_healthy(self.url, 120, self.process, log)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            stop_group(self.process)
 
 
 @dataclass

@@ -85,6 +85,19 @@ def test_a_row_per_class_and_server_with_the_prompt_mark_and_the_target() -> Non
     assert "- enter: a line break" in page
 
 
+def test_every_class_name_fits_its_column() -> None:
+    """`typing_unpaired` ran into the server's name (`typing_unpairedcurrent`)."""
+    data = _classes_report()
+    for server in data["servers"].values():
+        server["edits"] = {"typing_unpaired": server["edits"]["char"]}
+    data["edits"] = ["typing_unpaired"]
+    rows = [line.split() for line in report.render(data).splitlines()[2:4]]
+    assert [row[:3] for row in rows] == [
+        ["typing_unpaired", "current", "3"],
+        ["typing_unpaired", "base", "3"],
+    ]
+
+
 def test_an_older_report_renders_as_one_char_row_per_server() -> None:
     old = _old_report()
     table, page = report.render(old), report.markdown(old)

@@ -16,6 +16,8 @@ from copilot_lsp.telemetry.stats import format_table
 TARGET_P50_MS = 10.0
 TARGET_P99_MS = 25.0
 TARGET = f"p50 <= {TARGET_P50_MS:g} ms, p99 <= {TARGET_P99_MS:g} ms round trip, each class"
+EDIT = max(13, max(map(len, DESCRIPTIONS)) + 2)
+"""The edit column's width: the longest class name and a gap (`typing_unpaired` had none)."""
 
 
 def render(report: dict[str, Any]) -> str:
@@ -23,16 +25,16 @@ def render(report: dict[str, Any]) -> str:
         f"server overhead: {_rounds(report)}, each an edit then a completion, on a "
         f"{report['file_lines']}-line Python file, scripted engine answering at once"
         + _distance(report),
-        f"{'edit':<13}{'server':<9}{'n':>5}{'p50 ms':>9}{'p90 ms':>9}{'p99 ms':>9}"
+        f"{'edit':<{EDIT}}{'server':<9}{'n':>5}{'p50 ms':>9}{'p90 ms':>9}{'p99 ms':>9}"
         f"{'mean ms':>9}{'built p50':>11}{'shown':>7}{'target':>8}",
     ]
     for kind, name, data in rows(report):
         row = data["round_trip_ms"]
         if not row.get("n"):
-            lines.append(f"{kind:<13}{name:<9}{0:>5}  (no rounds)")
+            lines.append(f"{kind:<{EDIT}}{name:<9}{0:>5}  (no rounds)")
             continue
         lines.append(
-            f"{kind:<13}{name:<9}{int(row['n']):>5}{row['p50']:>9.2f}{row['p90']:>9.2f}"
+            f"{kind:<{EDIT}}{name:<9}{int(row['n']):>5}{row['p50']:>9.2f}{row['p90']:>9.2f}"
             f"{row['p99']:>9.2f}{row['mean']:>9.2f}{_built(data):>11}{_shown(data):>7}"
             f"{_target(row):>8}"
         )
