@@ -60,7 +60,7 @@ class Received:
     choices: int = 1
     """The `n` the request asked for."""
     new_connection: bool = False
-    """The first request on its connection: the client opened one for it and waited."""
+    """The first request on its connection (opened for it, or in advance as a spare)."""
 
 
 class FakeEngine:

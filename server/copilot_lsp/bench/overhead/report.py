@@ -39,7 +39,7 @@ def render(report: dict[str, Any]) -> str:
             f"{_target(row):>8}"
         )
     lines.append(
-        "completions that waited for a new engine connection / connections opened: "
+        "completions sent first on their engine connection / connections opened: "
         + ", ".join(f"{name} {_connections(data)}" for name, data in report["servers"].items())
     )
     for name, data in report["servers"].items():
@@ -79,11 +79,13 @@ def markdown(report: dict[str, Any]) -> str:
         )
     lines += [
         "",
-        "Completions that waited for a new engine connection / connections opened: "
+        "Completions sent first on their engine connection / connections opened: "
         + "; ".join(f"{name} {_connections(data)}" for name, data in report["servers"].items())
-        + ". Shown: measured rounds whose completion showed a suggestion (the scripted "
-        "engine answers the same text everywhere; where the server's cut and filters leave "
-        "nothing of it, the completion comes back empty after the engine answered).",
+        + " (a completion cut before the engine's end closes its connection, which is how vLLM "
+        "learns to stop; the client opens the next one in advance: engine/client.py). "
+        "Shown: measured rounds whose completion showed a suggestion (the "
+        "scripted engine answers the same text everywhere; where the server's cut and filters "
+        "leave nothing of it, the completion comes back empty after the engine answered).",
         "",
         "The edits:",
         "",
@@ -152,8 +154,9 @@ def _distance(report: dict[str, Any]) -> str:
 
 
 def _connections(data: dict[str, Any]) -> str:
-    """Completions that waited for a new connection to the engine / connections opened, over
-    all rounds, warm-up ones too (a report from before they were counted has neither)."""
+    """Completions sent first on a connection (opened for them or in advance) / connections
+    opened, over all rounds, warm-up ones too (a report from before they were counted has
+    neither)."""
     if "engine_connections" not in data:
         return "-"
     return f"{data['completions_on_new_connections']} / {data['engine_connections']}"
