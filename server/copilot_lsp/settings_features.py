@@ -29,7 +29,8 @@ class NextEditSettings(Section):
     """Characters of recent edits (as diffs, newest first, over all files) in the prompt."""
     max_changed_lines: int = Field(default=8, ge=1, le=200)
     """The confidence rule: an answer changing more lines of the window than this is taken
-    for a model that lost its way, and nothing is offered."""
+    for a model that lost its way, and nothing is offered. An answer that grows more lines
+    than the window's and this many is not read further: its engine stream is closed."""
 
 
 class WorkspaceIndexSettings(Section):

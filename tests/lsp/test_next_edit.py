@@ -180,6 +180,29 @@ async def test_an_answer_that_is_not_a_usable_rewrite_gets_no_edits(
     assert (await session.stats())["outcomes"].get("empty") == 1  # answered, nothing offered
 
 
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "        self.w = w\n",  # copies on, line after line, past any rewrite of the window
+        "# +++ b/shapes.py\n",  # writes the prompt's history headers
+    ],
+    ids=["too-many-lines", "prompt-repeated"],
+)
+async def test_an_answer_that_runs_away_is_cut_short_and_its_stream_closed(
+    session: Session, tail: str
+) -> None:
+    """Read to its token limit, such an answer would take 400 chunks (2 s here); the server
+    stops reading once it cannot be a rewrite and the engine sees the stream closed."""
+    await session.initialize(ON)
+    session.engine.default = Reply(chunks=[TEXT, *[tail] * 400], delay_s=0.005)
+    session.open(TEXT, URI)
+    assert await edits(ask(session, 1)) == []
+    (request,) = session.engine.requests
+    await until(lambda: request.disconnected, what="engine stream closed")
+    assert not request.finished and request.chunks_sent < 100
+    assert (await session.stats())["outcomes"].get("empty") == 1
+
+
 async def test_shown_and_accepted_are_recorded_and_the_applied_edit_is_marked_in_history(
     session: Session,
 ) -> None:

@@ -49,6 +49,9 @@ class NextEditFormat(BaseModel):
     """When the answer holds this, it starts after its last occurrence."""
     stop: list[str] = []
     """Stop sequences; `{comment}` is the language's line-comment leader."""
+    runaway: list[str] = []
+    """Line starts no rewrite of the window holds (the prompt's own headers, `{comment}`
+    filled): an answer with such a line has run past the window (nextedit/answer.py)."""
     detect: list[str] = []
     families: list[str] = []
     context_lines: int = 0
@@ -58,6 +61,9 @@ class NextEditFormat(BaseModel):
 
     def stops(self, language_id: str) -> list[str]:
         return [fill(stop, {"comment": comment_leader(language_id)}) for stop in self.stop]
+
+    def runaway_markers(self, language_id: str) -> list[str]:
+        return [fill(marker, {"comment": comment_leader(language_id)}) for marker in self.runaway]
 
     def render(self, parts: PromptParts) -> str:
         """The prompt for `parts`; the edit history is rendered beforehand (`event_text`)."""

@@ -181,6 +181,9 @@ def test_the_diagnosis_verdict_follows_the_servers_rules() -> None:
     assert request.verdict(window + "\n", "stop") == "no change"
     assert request.verdict(undone + "\n", "stop") == "reversal"
     assert request.verdict(request.expected, "length") == "unterminated (length)"
+    looping = request.expected + "\n# +++ b/s000.py\n" * 30
+    assert request.verdict(looping, "length") == "ran away: prompt repeated"
+    assert request.verdict(window + "\n" + "x = 1\n" * 30, "length") == "ran away: line count"
     assert request.verdict("x = 1\n", "stop").startswith("doubtful: ")
     data = {
         "results": [{"id": scenario.id, "wants_edit": True}],

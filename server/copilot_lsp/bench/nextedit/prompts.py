@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from copilot_lsp.bench.nextedit.suite import Scenario
 from copilot_lsp.nextedit import gate
+from copilot_lsp.nextedit.answer import AnswerWatch
 from copilot_lsp.nextedit.diff import hunks, merged
 from copilot_lsp.nextedit.history import EditHistory, EditStep, as_before
 from copilot_lsp.nextedit.prompt import PromptParts, load_format
@@ -38,9 +39,15 @@ class RewriteRequest:
     def verdict(self, answer: str, finish: str | None, max_changed_lines: int = 8) -> str:
         """What the server makes of `answer`: `offered`, or why nothing is (the rules of
         NextEditService._find, its diff and gates)."""
+        form = load_format(self.format_name)
+        # Fed line by line: the server stops reading at the first sign, whichever it is.
+        watch = AnswerWatch(form, self.window, LANGUAGE, max_changed_lines)
+        runaway = next((why for line in answer.splitlines(True) if (why := watch.feed(line))), None)
+        if runaway is not None:
+            return "ran away: " + ("line count" if "lines" in runaway else "prompt repeated")
         if finish != "stop":
             return f"unterminated ({finish})"
-        old, new = list(self.window), load_format(self.format_name).answer(answer).split("\n")
+        old, new = list(self.window), form.answer(answer).split("\n")
         found = hunks(old, new)
         edit = merged(found, old, new)
         if edit is None:

@@ -1,0 +1,59 @@
+"""The streamed answer's watch: it stops reading once the answer cannot be a rewrite."""
+
+from __future__ import annotations
+
+from copilot_lsp.nextedit.answer import AnswerWatch
+from copilot_lsp.nextedit.prompt import load_format
+
+WINDOW = ["def f(a):", "    return a", ""]
+
+
+def fed(watch: AnswerWatch, pieces: list[str]) -> tuple[int, str | None]:
+    """How many pieces the watch took before it said stop, and why (None: read to the end)."""
+    for count, piece in enumerate(pieces, 1):
+        reason = watch.feed(piece)
+        if reason is not None:
+            return count, reason
+    return len(pieces), None
+
+
+def test_a_rewrite_of_the_window_with_a_few_more_lines_is_read_to_its_end() -> None:
+    watch = AnswerWatch(load_format("plain"), WINDOW, "python", 2)
+    answer = ["def f(a, b):\n", "    c = a\n", "    d = b\n", "    return a + b\n", "\n"]
+    assert fed(watch, answer) == (5, None)
+    assert watch.text == "".join(answer)
+
+
+def test_more_lines_than_the_window_and_the_changed_lines_allowed_stops_at_once() -> None:
+    watch = AnswerWatch(load_format("plain"), WINDOW, "python", 2)
+    count, reason = fed(watch, ["    pass\n"] * 100)
+    assert count == 6 and reason is not None and "more than 5 lines" in reason
+    # A sixth line begun is a sixth line: the answer would have at least 6.
+    watch = AnswerWatch(load_format("plain"), WINDOW, "python", 2)
+    assert fed(watch, ["a\nb\nc\nd\ne\n", "f"])[1] is not None
+
+
+def test_the_prompts_own_headers_at_a_line_start_stop_it() -> None:
+    watch = AnswerWatch(load_format("plain"), WINDOW, "python", 8)
+    answer = ["def f(a):\n    return a\n", "\n# +", "++ b/m.py\n", "# +++ b/m.py\n"]
+    count, reason = fed(watch, answer)
+    assert count == 3 and reason is not None and "'# +++ b/'" in reason
+    # the comment leader follows the language
+    watch = AnswerWatch(load_format("plain"), WINDOW, "go", 8)
+    assert fed(watch, ["x := 1\n// Lines 1-3, after the next edit:\n"])[1] is not None
+    assert AnswerWatch(load_format("plain"), WINDOW, "go", 8).feed("x := 1 // Lines\n") is None
+
+
+def test_a_header_the_window_itself_holds_is_no_sign() -> None:
+    window = ["# Lines of the report", "x = 1"]
+    watch = AnswerWatch(load_format("plain"), window, "python", 8)
+    assert fed(watch, ["# Lines of the report\n", "x = 2\n"]) == (2, None)
+
+
+def test_zeta_counts_lines_after_the_region_start_and_knows_its_headers() -> None:
+    zeta = load_format("zeta")
+    watch = AnswerWatch(zeta, WINDOW, "python", 1)
+    answer = ["<|editable_region_start|>\n", "def f(a):\n", "    return a\n", "\n", "x\n"]
+    assert fed(watch, answer) == (5, None)
+    watch = AnswerWatch(zeta, WINDOW, "python", 8)
+    assert fed(watch, ["def f(a):\n", "### Instruction:\n"])[0] == 2
