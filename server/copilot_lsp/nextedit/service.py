@@ -210,9 +210,9 @@ class NextEditService:
         doubt = gate.doubtful(edit, old, new, options.max_changed_lines)
         if doubt is not None:
             return doubt
-        steps = self.history.of(document.uri)
-        if any(gate.reverses(hunk, steps) for hunk in [*found, edit]):
-            return "it undoes a recent edit"
+        blocked = gate.blocks(found, edit, window, self.history.of(document.uri))
+        if blocked is not None:
+            return blocked
         return place(edit, window, asked.starts, asked.encoding, line_ending(asked.text))
 
     def _request(

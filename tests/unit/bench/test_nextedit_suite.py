@@ -193,3 +193,17 @@ def test_the_diagnosis_verdict_follows_the_servers_rules() -> None:
         "offered": {"want_edit": 1, "want_none": 0},
         "model right": {"want_edit": 1, "want_none": 0},
     }
+
+
+def test_every_right_answer_of_the_suite_passes_the_servers_gates() -> None:
+    """The reversal and confidence rules never drop the edit a scenario wants: a model that
+    answers right is shown, in every kind of scenario."""
+    from copilot_lsp.bench.nextedit.prompts import rewrite_request
+
+    verdicts = {}
+    for scenario in STORED:
+        request = rewrite_request(scenario)
+        if request.expected is not None:
+            verdicts[scenario.id] = request.verdict(request.expected + "\n", "stop")
+    assert len(verdicts) >= 25
+    assert set(verdicts.values()) == {"offered"}

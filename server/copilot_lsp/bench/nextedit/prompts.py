@@ -14,7 +14,7 @@ from copilot_lsp.nextedit.diff import hunks, merged
 from copilot_lsp.nextedit.history import EditHistory, EditStep, as_before
 from copilot_lsp.nextedit.prompt import PromptParts, load_format
 from copilot_lsp.nextedit.service import CHARS_PER_TOKEN, TOKEN_MARGIN
-from copilot_lsp.nextedit.window import context_lines, file_excerpt, window_at
+from copilot_lsp.nextedit.window import Window, context_lines, file_excerpt, window_at
 from copilot_lsp.positions import line_starts
 
 LANGUAGE = "python"
@@ -35,6 +35,8 @@ class RewriteRequest:
     steps: list[EditStep] = field(default_factory=list)
     """The document's history steps, newest first (for the reversal gate)."""
     format_name: str = "plain"
+    first: int = 0
+    """The document line the window starts at."""
 
     def verdict(self, answer: str, finish: str | None, max_changed_lines: int = 8) -> str:
         """What the server makes of `answer`: `offered`, or why nothing is (the rules of
@@ -57,7 +59,8 @@ class RewriteRequest:
             if doubt.startswith("the answer has"):
                 return "doubtful: line count"
             return "doubtful: " + ("too many lines" if "lines" in doubt else "rewrites the window")
-        if any(gate.reverses(hunk, self.steps) for hunk in [*found, edit]):
+        window = Window(self.first, self.window, 0, 0)
+        if gate.blocks(found, edit, window, self.steps) is not None:
             return "reversal"
         return "offered"
 
@@ -106,4 +109,5 @@ def rewrite_request(
         window.lines,
         history.of(path),
         format_name,
+        window.first,
     )
