@@ -4,6 +4,7 @@ scripted engine answering a rewritten window."""
 from __future__ import annotations
 
 import asyncio
+import math
 from typing import Any
 
 import pytest
@@ -201,6 +202,35 @@ async def test_an_answer_that_runs_away_is_cut_short_and_its_stream_closed(
     await until(lambda: request.disconnected, what="engine stream closed")
     assert not request.finished and request.chunks_sent < 100
     assert (await session.stats())["outcomes"].get("empty") == 1
+
+
+def scored(probability: float) -> Reply:
+    """`rewritten()` with its tokens' log-probabilities: the copied lines sure, the added
+    line (the edit) at `probability`."""
+    first, second = rewritten()
+    added, rest = second.split("\n", 1)
+    logprobs = [[(first, -0.01)], [(added + "\n", math.log(probability)), (rest, -0.01)]]
+    return Reply(chunks=rewritten(), logprobs=logprobs)
+
+
+async def test_an_edit_the_model_is_not_sure_of_is_not_offered(session: Session) -> None:
+    await session.initialize(ON)
+    session.engine.replies = [scored(0.9), scored(0.2)]
+    session.open(TEXT, URI)
+    (edit,) = await edits(ask(session, 1))
+    assert edit["text"] == "        self.z = z\n"
+    assert await edits(ask(session, 1)) == []  # the same edit, written unsure
+    assert [request.body["logprobs"] for request in session.engine.requests] == [0, 0]
+    outcomes = (await session.stats())["outcomes"]
+    assert outcomes.get("shown") == 1 and outcomes.get("empty") == 1
+
+
+async def test_the_confidence_gate_off_asks_for_no_logprobs(session: Session) -> None:
+    await session.initialize({"nextEditSuggestions": {"enabled": True, "minConfidence": 0}})
+    session.engine.default = scored(0.2)
+    session.open(TEXT, URI)
+    assert len(await edits(ask(session, 1))) == 1
+    assert "logprobs" not in session.engine.requests[0].body
 
 
 async def test_shown_and_accepted_are_recorded_and_the_applied_edit_is_marked_in_history(

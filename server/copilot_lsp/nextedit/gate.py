@@ -4,11 +4,11 @@
   An edit that puts back what a recent step of the same document removed, or takes out
   (deletes or overwrites, in whole or in part) what it typed, is dropped (Zed's "reversal
   ratio" counts exactly these).
-- `doubtful`: the confidence rule, explicit until the engine's token log-probabilities are
-  read (the engine client does not parse them yet): an answer whose line count strays from
-  the window's, or that changes more lines than `max_changed_lines`, is a model that lost its
-  way or rewrote instead of editing; so is one that replaces more than half the window's
-  characters (besides blanks). Nothing is shown then.
+- `doubtful`: the fixed rules beside the confidence gate (nextedit/answer.py, from the
+  tokens' log-probabilities): an answer whose line count strays from the window's, or that
+  changes more lines than `max_changed_lines`, is a model that lost its way or rewrote
+  instead of editing; so is one that replaces more than half the window's characters
+  (besides blanks). Nothing is shown then.
 """
 
 from __future__ import annotations

@@ -213,6 +213,9 @@ class NextEditService:
         blocked = gate.blocks(found, edit, window, self.history.of(document.uri))
         if blocked is not None:
             return blocked
+        sure = watch.confidence(found)
+        if sure is not None and sure < options.min_confidence:
+            return f"the model is not sure of it ({sure:.2f} < {options.min_confidence})"
         return place(edit, window, asked.starts, asked.encoding, line_ending(asked.text))
 
     def _request(
@@ -247,6 +250,7 @@ class NextEditService:
             temperature=0.0,
             stop=(*form.stops(language), *settings.prompt.stop),
             extra=dict(settings.completion.extra_body),
+            logprobs=0 if options.min_confidence > 0 else None,
         )
 
     async def _generate(
@@ -266,7 +270,7 @@ class NextEditService:
                         timeline.mark("first_token")
                     tokens = chunk.completion_tokens or tokens + bool(chunk.text)
                     finish = chunk.finish_reason or finish
-                    runaway = watch.feed(chunk.text)
+                    runaway = watch.feed(chunk.text, chunk.logprobs)
                     if runaway is not None:
                         return f"ran away: {runaway}", tokens
         return finish, tokens

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import ast
 import difflib
+import math
 from pathlib import Path
 
 import pytest
@@ -168,7 +169,7 @@ async def test_a_rewrite_prompt_runs_to_its_stop_string_with_its_own_limit() -> 
 
 def test_the_diagnosis_verdict_follows_the_servers_rules() -> None:
     from copilot_lsp.bench.nextedit.prompts import rewrite_request
-    from copilot_lsp.bench.nextedit.report import diagnosis_table
+    from copilot_lsp.bench.nextedit.report import confidence_lines, diagnosis_table
 
     scenario = next(s for s in STORED if s.kind == "rename-local")
     request = rewrite_request(scenario)
@@ -185,14 +186,26 @@ def test_the_diagnosis_verdict_follows_the_servers_rules() -> None:
     assert request.verdict(looping, "length") == "ran away: prompt repeated"
     assert request.verdict(window + "\n" + "x = 1\n" * 30, "length") == "ran away: line count"
     assert request.verdict("x = 1\n", "stop").startswith("doubtful: ")
+    # the confidence gate, from the answer's tokens: one token per line, the changed ones
+    # written at 0.9 (sure enough) or 0.1
+    for probability, verdict in ((0.9, "offered"), (0.1, "not sure")):
+        pieces = [
+            (line, -0.01 if line in window + "\n" else math.log(probability))
+            for line in (request.expected + "\n").splitlines(True)
+        ]
+        assert request.verdict(request.expected + "\n", "stop", logprobs=pieces) == verdict
+        assert request.confidence(request.expected + "\n", pieces) == pytest.approx(probability)
     data = {
         "results": [{"id": scenario.id, "wants_edit": True}],
-        "diagnosis": [{"id": scenario.id, "verdict": "offered", "window_right": True}],
+        "diagnosis": [
+            {"id": scenario.id, "verdict": "offered", "window_right": True, "confidence": 0.9}
+        ],
     }
     assert diagnosis_table(data) == {
         "offered": {"want_edit": 1, "want_none": 0},
         "model right": {"want_edit": 1, "want_none": 0},
     }
+    assert confidence_lines(data)[-1] == "- an edit is right, right edit (1): 0.90"
 
 
 def test_every_right_answer_of_the_suite_passes_the_servers_gates() -> None:

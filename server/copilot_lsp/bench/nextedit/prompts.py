@@ -5,6 +5,7 @@ token limit as NextEditService._request, for measuring engines on next-edit work
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from copilot_lsp.bench.nextedit.suite import Scenario
@@ -16,11 +17,14 @@ from copilot_lsp.nextedit.prompt import PromptParts, load_format
 from copilot_lsp.nextedit.service import CHARS_PER_TOKEN, TOKEN_MARGIN
 from copilot_lsp.nextedit.window import Window, context_lines, file_excerpt, window_at
 from copilot_lsp.positions import line_starts
+from copilot_lsp.settings_features import NextEditSettings
 
 LANGUAGE = "python"
 LINES_ABOVE = LINES_BELOW = 10
 HISTORY_CHARS = 3000
-"""The settings' defaults (nextEditSuggestions.linesAbove, linesBelow, historyChars)."""
+MIN_CONFIDENCE = NextEditSettings().min_confidence
+"""The settings' defaults (nextEditSuggestions.linesAbove, linesBelow, historyChars,
+minConfidence)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,9 +42,17 @@ class RewriteRequest:
     first: int = 0
     """The document line the window starts at."""
 
-    def verdict(self, answer: str, finish: str | None, max_changed_lines: int = 8) -> str:
-        """What the server makes of `answer`: `offered`, or why nothing is (the rules of
-        NextEditService._find, its diff and gates)."""
+    def verdict(
+        self,
+        answer: str,
+        finish: str | None,
+        max_changed_lines: int = 8,
+        logprobs: Sequence[tuple[str, float]] = (),
+        min_confidence: float = MIN_CONFIDENCE,
+    ) -> str:
+        """What the server makes of `answer` (with its tokens' `logprobs`, when known):
+        `offered`, or why nothing is (the rules of NextEditService._find, its diff and
+        gates)."""
         form = load_format(self.format_name)
         # Fed line by line: the server stops reading at the first sign, whichever it is.
         watch = AnswerWatch(form, self.window, LANGUAGE, max_changed_lines)
@@ -62,7 +74,21 @@ class RewriteRequest:
         window = Window(self.first, self.window, 0, 0)
         if gate.blocks(found, edit, window, self.steps) is not None:
             return "reversal"
+        sure = self.confidence(answer, logprobs, max_changed_lines)
+        if sure is not None and sure < min_confidence:
+            return "not sure"
         return "offered"
+
+    def confidence(
+        self, answer: str, logprobs: Sequence[tuple[str, float]], max_changed_lines: int = 8
+    ) -> float | None:
+        """The confidence gate's score of the edit in `answer` (None: no edit, or no
+        log-probabilities to judge by)."""
+        form = load_format(self.format_name)
+        watch = AnswerWatch(form, self.window, LANGUAGE, max_changed_lines)
+        watch.feed(answer, logprobs)
+        old, new = list(self.window), form.answer(answer).split("\n")
+        return watch.confidence(hunks(old, new))
 
 
 def rewrite_request(

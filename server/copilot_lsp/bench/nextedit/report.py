@@ -30,6 +30,30 @@ def diagnosis_table(data: dict[str, Any]) -> dict[str, dict[str, int]]:
     return table
 
 
+def confidence_lines(data: dict[str, Any]) -> list[str]:
+    """The confidence gate's scores of the diagnosed answers that hold an edit, by whether
+    the scenario wants one and whether the model's window is the right one."""
+    wants = {r["id"]: r["wants_edit"] for r in data["results"]}
+    groups: dict[str, list[float]] = {}
+    for row in data.get("diagnosis") or []:
+        if row.get("confidence") is None:
+            continue
+        side = "an edit is right" if wants.get(row["id"]) else "no edit is right"
+        right = "right" if row["window_right"] else "wrong"
+        groups.setdefault(f"{side}, {right} edit", []).append(float(row["confidence"]))
+    if not groups:
+        return []
+    lines = [
+        "",
+        "Confidence (the gate's score: geometric-mean probability of the tokens that write "
+        "the edit) of the answers that hold one, lowest first:",
+        "",
+    ]
+    for name, scores in sorted(groups.items()):
+        lines.append(f"- {name} ({len(scores)}): " + ", ".join(f"{s:.2f}" for s in sorted(scores)))
+    return lines
+
+
 def render(
     data: dict[str, Any],
     summary: dict[str, Any],
@@ -74,6 +98,7 @@ def render(
             f"| {verdict} | {counts['want_edit']} | {counts['want_none']} |"
             for verdict, counts in sorted(diagnosis.items(), key=lambda item: item[0])
         ]
+        lines += confidence_lines(data)
     errors = summary["all"].get("errors", 0)
     if errors:
         lines += ["", f"{errors} request(s) failed or timed out (scored as no edit)."]

@@ -20,6 +20,7 @@ import httpx
 from copilot_lsp.bench.nextedit import score
 from copilot_lsp.bench.nextedit.suite import Scenario
 from copilot_lsp.client.driver import EditorSession, plain
+from copilot_lsp.engine.client import token_logprobs
 from copilot_lsp.lsp import methods
 from copilot_lsp.nextedit.prompt import load_format
 from copilot_lsp.positions import Encoding, Position, offset_at, position_at
@@ -205,17 +206,20 @@ async def diagnose(
                 "max_tokens": request.max_tokens,
                 "temperature": 0.0,
                 "stop": list(request.stop),
+                "logprobs": 0,
             }
             answer = (await client.post(f"{root}/v1/completions", json=body)).json()
             choice = answer["choices"][0]
             text, finish = str(choice.get("text") or ""), choice.get("finish_reason")
+            logprobs = token_logprobs(choice.get("logprobs"))
             window = "\n".join(request.window)
             wanted = request.expected if request.expected is not None else window
             got = load_format(prompt_format).answer(text)
             found.append(
                 {
                     "id": scenario.id,
-                    "verdict": request.verdict(text, finish),
+                    "verdict": request.verdict(text, finish, logprobs=logprobs),
+                    "confidence": request.confidence(text, logprobs),
                     "finish": finish,
                     "tokens": (answer.get("usage") or {}).get("completion_tokens"),
                     "window_right": got == wanted,
