@@ -178,7 +178,9 @@ async def test_an_answer_that_is_not_a_usable_rewrite_gets_no_edits(
     session.open(TEXT, URI)
     assert await edits(ask(session, 1)) == []
     assert len(session.engine.requests) == 1
-    assert (await session.stats())["outcomes"].get("empty") == 1  # answered, nothing offered
+    assert (await session.stats())["next_edits"]["outcomes"].get(
+        "empty"
+    ) == 1  # answered, nothing offered
 
 
 @pytest.mark.parametrize(
@@ -201,7 +203,7 @@ async def test_an_answer_that_runs_away_is_cut_short_and_its_stream_closed(
     (request,) = session.engine.requests
     await until(lambda: request.disconnected, what="engine stream closed")
     assert not request.finished and request.chunks_sent < 100
-    assert (await session.stats())["outcomes"].get("empty") == 1
+    assert (await session.stats())["next_edits"]["outcomes"].get("empty") == 1
 
 
 def scored(probability: float) -> Reply:
@@ -221,8 +223,11 @@ async def test_an_edit_the_model_is_not_sure_of_is_not_offered(session: Session)
     assert edit["text"] == "        self.z = z\n"
     assert await edits(ask(session, 1)) == []  # the same edit, written unsure
     assert [request.body["logprobs"] for request in session.engine.requests] == [0, 0]
-    outcomes = (await session.stats())["outcomes"]
-    assert outcomes.get("shown") == 1 and outcomes.get("empty") == 1
+    stats = await session.stats()
+    edits_stats = stats["next_edits"]
+    assert (edits_stats["requests"], edits_stats["shown"], edits_stats["quiet"]) == (2, 1, 1)
+    assert edits_stats["latency_ms"]["n"] == 2 and edits_stats["latency_ms"]["p90"] > 0
+    assert stats["outcomes"] == {} and stats["stages"] == {}  # no inline completion asked
 
 
 async def test_the_confidence_gate_off_asks_for_no_logprobs(session: Session) -> None:
@@ -251,7 +256,7 @@ async def test_shown_and_accepted_are_recorded_and_the_applied_edit_is_marked_in
         )
     )
     assert accepted is True
-    outcomes = (await session.stats())["outcomes"]
+    outcomes = (await session.stats())["next_edits"]["outcomes"]
     assert outcomes["accepted"] == 1 and outcomes["displayed"] == 1
     session.engine.default = Reply(chunks=["\n"])
     assert await edits(ask(session, 2, 4, 18)) == []
@@ -273,7 +278,7 @@ async def test_applying_the_edit_without_its_command_counts_as_accepted_once(
         methods.DID_SHOW_INLINE_EDIT, {"item": {"command": edit["command"]}}
     )
     change(session, 2, 4, 0, edit["text"])
-    outcomes = (await session.stats())["outcomes"]
+    outcomes = (await session.stats())["next_edits"]["outcomes"]
     assert outcomes["accepted"] == 1 and outcomes["displayed"] == 1
     accepted = await session.client.workspace_execute_command_async(
         types.ExecuteCommandParams(
@@ -281,4 +286,4 @@ async def test_applying_the_edit_without_its_command_counts_as_accepted_once(
         )
     )
     assert accepted is True
-    assert (await session.stats())["outcomes"]["accepted"] == 1
+    assert (await session.stats())["next_edits"]["outcomes"]["accepted"] == 1

@@ -36,6 +36,7 @@ from copilot_lsp.nextedit.prompt import NextEditFormat, PromptParts, choose_form
 from copilot_lsp.nextedit.window import Window, context_lines, file_excerpt, window_at
 from copilot_lsp.positions import Encoding, Position
 from copilot_lsp.settings import Settings
+from copilot_lsp.telemetry.stats import NEXT_EDIT_MODE
 from copilot_lsp.telemetry.timeline import Outcome, Timeline
 
 logger = logging.getLogger(__name__)
@@ -154,7 +155,7 @@ class NextEditService:
     async def _run(self, asked: _Asked, settings: Settings) -> list[NextEdit]:
         document = asked.document
         timeline = Timeline.start(document.uri, document.language_id, "automatic", self._clock)
-        timeline.mode = "next-edit"
+        timeline.mode = NEXT_EDIT_MODE
         try:
             found = await self._find(asked, settings, timeline)
         except asyncio.CancelledError:

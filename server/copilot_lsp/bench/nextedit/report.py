@@ -30,6 +30,47 @@ def diagnosis_table(data: dict[str, Any]) -> dict[str, dict[str, int]]:
     return table
 
 
+def latency_lines(figures: dict[str, Any], server: dict[str, Any]) -> list[str]:
+    """Next-edit latency beside inline completion's, at the same cursors in the same run:
+    as the client saw it, and as the server's `copilot/stats` counts it."""
+    if not figures.get("n"):
+        return []
+    lines = [
+        "",
+        "Latency at the scenarios' cursors, request to answer (the client's clock; an "
+        "inline completion asked after each next edit, automatic trigger, same document):",
+        "",
+        "| request | n | p50 ms | p90 ms |",
+        "|---|---|---|---|",
+        f"| next edit | {figures['n']} | {figures['p50_latency_ms']:.0f} | "
+        f"{figures['p90_latency_ms']:.0f} |",
+    ]
+    if figures.get("completions"):
+        lines.append(
+            f"| inline completion | {figures['completions']} | "
+            f"{figures['completion_p50_latency_ms']:.0f} | "
+            f"{figures['completion_p90_latency_ms']:.0f} |"
+        )
+    edits = server.get("next_edits") or {}
+    latency = edits.get("latency_ms") or {}
+    finished = server.get("completion_finished") or {}
+    if latency.get("n") or finished.get("n"):
+        parts = []
+        if latency.get("n"):
+            parts.append(
+                f"next edits {edits.get('requests', 0)} requests, {edits.get('shown', 0)} "
+                f"shown, {edits.get('quiet', 0)} quiet, p50 {latency['p50']:.0f} ms, "
+                f"p90 {latency['p90']:.0f} ms (answered)"
+            )
+        if finished.get("n"):
+            parts.append(
+                f"inline completions p50 {finished['p50']:.0f} ms, p90 {finished['p90']:.0f} "
+                f"ms (shown ones, {int(finished['n'])})"
+            )
+        lines += ["", "The server's `copilot/stats` at the end: " + "; ".join(parts) + "."]
+    return lines
+
+
 def confidence_lines(data: dict[str, Any]) -> list[str]:
     """The confidence gate's scores of the diagnosed answers that hold an edit, by whether
     the scenario wants one and whether the model's window is the right one."""
@@ -84,6 +125,7 @@ def render(
         _row("no edit is right", summary["want_none"]),
     ]
     lines += [_row(f"`{kind}`", row) for kind, row in summary["kinds"].items()]
+    lines += latency_lines(summary["all"], data.get("server_stats") or {})
     if diagnosis:
         lines += [
             "",
