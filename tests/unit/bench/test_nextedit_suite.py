@@ -167,6 +167,38 @@ async def test_a_rewrite_prompt_runs_to_its_stop_string_with_its_own_limit() -> 
     assert record.ok and record.text == "a\nb\n"
 
 
+@pytest.mark.asyncio
+async def test_a_rewrite_that_runs_away_is_left_where_the_server_leaves_it() -> None:
+    """`bench engine --prompts nextedit` times the answer the server reads: a rewrite that
+    runs past its window is left at the line where the server stops reading, its stream
+    closed, its text cut there (the same place for every engine: outputs compare)."""
+    import httpx
+
+    from copilot_lsp.bench.engine.prompts import nextedit_prompts
+    from copilot_lsp.bench.engine.runner import stream_request
+    from copilot_lsp.bench.nextedit.prompts import rewrite_request
+    from copilot_lsp.testing.fake_engine import FakeEngine, Reply
+
+    (prompt,) = nextedit_prompts(1)
+    request = rewrite_request(next(s for s in STORED if s.id == prompt.name))
+    assert prompt.cut is not None and request.expected is not None
+    window = request.expected + "\n"
+    assert prompt.cut(window) is None  # a rewrite that ends: read to its end
+    looping = [window[:10], window[10:], "# +++ b/x.py\n# +", "++ b/x.py\n", *["x\n"] * 300]
+    assert prompt.cut("".join(looping)) == len(window)
+    engine = await FakeEngine().start()
+    engine.default = Reply(chunks=looping, delay_s=0.002)
+    try:
+        async with httpx.AsyncClient() as client:
+            root = engine.url.removesuffix("/v1")
+            record = await stream_request(client, root, "m", prompt, 16, 0.0, 0, keep_text=True)
+    finally:
+        await engine.stop()
+    assert record.ok and record.cut_at == len(window) and record.text == window
+    assert record.tokens == 3  # left at the third chunk, the marker's line begun
+    assert not engine.requests[0].finished
+
+
 def test_the_diagnosis_verdict_follows_the_servers_rules() -> None:
     from copilot_lsp.bench.nextedit.prompts import rewrite_request
     from copilot_lsp.bench.nextedit.report import confidence_lines, diagnosis_table

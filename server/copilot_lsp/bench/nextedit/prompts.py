@@ -54,11 +54,10 @@ class RewriteRequest:
         `offered`, or why nothing is (the rules of NextEditService._find, its diff and
         gates)."""
         form = load_format(self.format_name)
-        # Fed line by line: the server stops reading at the first sign, whichever it is.
-        watch = AnswerWatch(form, self.window, LANGUAGE, max_changed_lines)
-        runaway = next((why for line in answer.splitlines(True) if (why := watch.feed(line))), None)
+        runaway = self._runaway(answer, max_changed_lines)
         if runaway is not None:
-            return "ran away: " + ("line count" if "lines" in runaway else "prompt repeated")
+            why = runaway[1]
+            return "ran away: " + ("line count" if "lines" in why else "prompt repeated")
         if finish != "stop":
             return f"unterminated ({finish})"
         old, new = list(self.window), form.answer(answer).split("\n")
@@ -78,6 +77,27 @@ class RewriteRequest:
         if sure is not None and sure < min_confidence:
             return "not sure"
         return "offered"
+
+    def cut(self, answer: str, max_changed_lines: int = 8) -> int | None:
+        """Where the server stops reading `answer` (the start of the line at which it saw the
+        answer run away: the same place however the answer was streamed), None when it
+        reads on."""
+        runaway = self._runaway(answer, max_changed_lines)
+        return None if runaway is None else runaway[0]
+
+    def _runaway(self, answer: str, max_changed_lines: int) -> tuple[int, str] | None:
+        """The server's answer watch fed line by line: the start of the line at which it
+        stops reading, and why; None when it reads on."""
+        form = load_format(self.format_name)
+        watch = AnswerWatch(form, self.window, LANGUAGE, max_changed_lines)
+        start = 0
+        for line in answer.split("\n"):
+            piece = line if start + len(line) == len(answer) else line + "\n"
+            why = watch.feed(piece)
+            if why is not None:
+                return start, why
+            start += len(piece)
+        return None
 
     def confidence(
         self, answer: str, logprobs: Sequence[tuple[str, float]], max_changed_lines: int = 8
