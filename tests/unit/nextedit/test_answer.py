@@ -41,9 +41,12 @@ def test_more_lines_than_the_window_and_the_changed_lines_allowed_stops_at_once(
 
 def test_the_prompts_own_headers_at_a_line_start_stop_it() -> None:
     watch = AnswerWatch(load_format("plain"), WINDOW, "python", 8)
-    answer = ["def f(a):\n    return a\n", "\n# +", "++ b/m.py\n", "# +++ b/m.py\n"]
+    answer = ["def f(a):\n    return a\n", "\n# Li", "nes 1-3, after\n", "# Lines 1-3\n"]
     count, reason = fed(watch, answer)
-    assert count == 3 and reason is not None and "'# +++ b/'" in reason
+    assert count == 3 and reason is not None and "'# Lines'" in reason
+    # a diff's added or removed line, as the history writes them
+    watch = AnswerWatch(load_format("plain"), WINDOW, "python", 8)
+    assert fed(watch, ["def f(a):\n", "# +def f(a):\n", "# +def f(a):\n"])[0] == 2
     # the comment leader follows the language
     watch = AnswerWatch(load_format("plain"), WINDOW, "go", 8)
     assert fed(watch, ["x := 1\n// Lines 1-3, after the next edit:\n"])[1] is not None

@@ -30,6 +30,10 @@ def diagnosis_table(data: dict[str, Any]) -> dict[str, dict[str, int]]:
     return table
 
 
+GATED = ("offered", "not sure")
+"""Verdicts of the answers the confidence gate judged."""
+
+
 def latency_lines(figures: dict[str, Any], server: dict[str, Any]) -> list[str]:
     """Next-edit latency beside inline completion's, at the same cursors in the same run:
     as the client saw it, and as the server's `copilot/stats` counts it."""
@@ -72,12 +76,13 @@ def latency_lines(figures: dict[str, Any], server: dict[str, Any]) -> list[str]:
 
 
 def confidence_lines(data: dict[str, Any]) -> list[str]:
-    """The confidence gate's scores of the diagnosed answers that hold an edit, by whether
-    the scenario wants one and whether the model's window is the right one."""
+    """The confidence gate's scores of the diagnosed answers that reach it (every other rule
+    passed: `offered` or `not sure`), by whether the scenario wants an edit and whether the
+    model's window is the right one."""
     wants = {r["id"]: r["wants_edit"] for r in data["results"]}
     groups: dict[str, list[float]] = {}
     for row in data.get("diagnosis") or []:
-        if row.get("confidence") is None:
+        if row.get("confidence") is None or row["verdict"] not in GATED:
             continue
         side = "an edit is right" if wants.get(row["id"]) else "no edit is right"
         right = "right" if row["window_right"] else "wrong"
@@ -87,7 +92,7 @@ def confidence_lines(data: dict[str, Any]) -> list[str]:
     lines = [
         "",
         "Confidence (the gate's score: geometric-mean probability of the tokens that write "
-        "the edit) of the answers that hold one, lowest first:",
+        "the edit) of the answers that reach the gate, lowest first:",
         "",
     ]
     for name, scores in sorted(groups.items()):
