@@ -29,7 +29,16 @@ class NextEditSettings(Section):
     """Characters of recent edits (as diffs, newest first, over all files) in the prompt."""
     max_changed_lines: int = Field(default=8, ge=1, le=200)
     """The confidence rule: an answer changing more lines of the window than this is taken
-    for a model that lost its way, and nothing is offered."""
+    for a model that lost its way, and nothing is offered. An answer that grows more lines
+    than the window's and this many is not read further: its engine stream is closed."""
+    min_confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+    """The confidence gate: an edit is offered only when the model's tokens that write it
+    (its new text; for a deletion, the token written in its place) have a geometric-mean
+    probability of at least this. The engine is asked for the answer's token
+    log-probabilities (OpenAI `logprobs`); an engine that sends none is not judged by them.
+    0 turns the gate off and asks for none. The default is a guess: the embedded model's
+    edits on the suite are all wrong, which gives no right edits to set it against
+    (docs/benchmarks/nextedit)."""
 
 
 class WorkspaceIndexSettings(Section):

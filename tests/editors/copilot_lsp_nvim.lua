@@ -66,6 +66,6 @@ H.run(function()
   H.result.stats = H.wait_until(function()
     local response = client:request_sync("copilot/stats", {}, 2000, bufnr)
     local stats = response and response.result
-    return stats and (stats.outcomes.accepted or 0) >= 1 and stats
+    return stats and (stats.next_edits.outcomes.accepted or 0) >= 1 and stats
   end, "the accept in copilot/stats")
 end)

@@ -93,7 +93,7 @@ async def test_next_edit_is_drawn_jumped_to_applied_and_dismissed(
     assert run.result["lines"] == RENAMED.rstrip("\n").split("\n")
     assert run.result["cursor"] == [2, len("    return count")]
     assert run.result["mode"] == "i"
-    outcomes = run.result["stats"]["outcomes"]
+    outcomes = run.result["stats"]["next_edits"]["outcomes"]
     assert outcomes["accepted"] == 1 and outcomes["displayed"] >= 1
     # Added lines: virtual lines above the line they go before.
     (line_mark,) = run.result["line_marks"]
@@ -169,5 +169,5 @@ async def test_copilot_lsp_nvim_shows_and_applies_our_next_edit_unchanged(
     assert run.result["applied"] is True
     assert run.result["lines"] == RENAMED.rstrip("\n").split("\n")
     assert run.result["state_after"] is False
-    outcomes = run.result["stats"]["outcomes"]
+    outcomes = run.result["stats"]["next_edits"]["outcomes"]
     assert outcomes["accepted"] == 1 and outcomes["displayed"] >= 1

@@ -8,6 +8,7 @@ import pytest
 
 from copilot_lsp.bench.nextedit import suite
 from copilot_lsp.bench.nextedit.prompts import rewrite_request
+from copilot_lsp.bench.nextedit.report import latency_lines
 from copilot_lsp.bench.nextedit.run import run_suite, summarise
 from copilot_lsp.nextedit.window import window_at
 from copilot_lsp.positions import line_starts
@@ -43,7 +44,9 @@ async def test_a_right_edit_a_quiet_answer_and_an_undo_the_server_drops(
     for key, value in isolated_env.items():
         monkeypatch.setenv(key, value)
     try:
-        results = await run_suite([edit, unrelated, done], engine.url, tmp_path, timeout_s=30)
+        results = await run_suite(
+            [edit, unrelated, done], engine.url, tmp_path, timeout_s=30, completions=False
+        )
     finally:
         await engine.stop()
     assert len(engine.requests) == 3
@@ -66,3 +69,32 @@ async def test_a_right_edit_a_quiet_answer_and_an_undo_the_server_drops(
     assert dropped["exact"] and not dropped["shown"]
     summary = summarise(results)
     assert summary["all"]["exact"] == 1.0 and summary["want_none"]["quiet"] == 1.0
+
+
+async def test_next_edit_latency_is_reported_beside_inline_completions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: dict[str, str]
+) -> None:
+    """Each scenario also asks an inline completion at its cursor; the report puts both
+    latencies side by side, the client's and the server's (`copilot/stats`)."""
+    edit = next(s for s in suite.load() if s.kind == "rename-param")
+    assert edit.expected is not None
+    engine = await FakeEngine().start()
+    engine.default = answer(edit, edit.expected)  # the completion gets the same text
+    for key, value in isolated_env.items():
+        monkeypatch.setenv(key, value)
+    server: dict[str, object] = {}
+    try:
+        results = await run_suite([edit], engine.url, tmp_path, timeout_s=30, server_stats=server)
+    finally:
+        await engine.stop()
+    assert len(engine.requests) == 2  # the next edit, then the completion
+    (record,) = results
+    assert record["exact"] and record["completion_latency_ms"] > 0
+    summary = summarise(results)
+    assert summary["all"]["completions"] == 1
+    edits = server["next_edits"]
+    assert isinstance(edits, dict) and (edits["requests"], edits["shown"]) == (1, 1)
+    lines = latency_lines(summary["all"], server)
+    assert any(line.startswith("| next edit | 1 |") for line in lines)
+    assert any(line.startswith("| inline completion | 1 |") for line in lines)
+    assert "next edits 1 requests, 1 shown, 0 quiet" in lines[-1]

@@ -4,6 +4,7 @@ scripted engine answering a rewritten window."""
 from __future__ import annotations
 
 import asyncio
+import math
 from typing import Any
 
 import pytest
@@ -177,7 +178,64 @@ async def test_an_answer_that_is_not_a_usable_rewrite_gets_no_edits(
     session.open(TEXT, URI)
     assert await edits(ask(session, 1)) == []
     assert len(session.engine.requests) == 1
-    assert (await session.stats())["outcomes"].get("empty") == 1  # answered, nothing offered
+    assert (await session.stats())["next_edits"]["outcomes"].get(
+        "empty"
+    ) == 1  # answered, nothing offered
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "        self.w = w\n",  # copies on, line after line, past any rewrite of the window
+        "# +++ b/shapes.py\n",  # writes the prompt's history headers
+    ],
+    ids=["too-many-lines", "prompt-repeated"],
+)
+async def test_an_answer_that_runs_away_is_cut_short_and_its_stream_closed(
+    session: Session, tail: str
+) -> None:
+    """Read to its token limit, such an answer would take 400 chunks (2 s here); the server
+    stops reading once it cannot be a rewrite and the engine sees the stream closed."""
+    await session.initialize(ON)
+    session.engine.default = Reply(chunks=[TEXT, *[tail] * 400], delay_s=0.005)
+    session.open(TEXT, URI)
+    assert await edits(ask(session, 1)) == []
+    (request,) = session.engine.requests
+    await until(lambda: request.disconnected, what="engine stream closed")
+    assert not request.finished and request.chunks_sent < 100
+    assert (await session.stats())["next_edits"]["outcomes"].get("empty") == 1
+
+
+def scored(probability: float) -> Reply:
+    """`rewritten()` with its tokens' log-probabilities: the copied lines sure, the added
+    line (the edit) at `probability`."""
+    first, second = rewritten()
+    added, rest = second.split("\n", 1)
+    logprobs = [[(first, -0.01)], [(added + "\n", math.log(probability)), (rest, -0.01)]]
+    return Reply(chunks=rewritten(), logprobs=logprobs)
+
+
+async def test_an_edit_the_model_is_not_sure_of_is_not_offered(session: Session) -> None:
+    await session.initialize(ON)
+    session.engine.replies = [scored(0.9), scored(0.2)]
+    session.open(TEXT, URI)
+    (edit,) = await edits(ask(session, 1))
+    assert edit["text"] == "        self.z = z\n"
+    assert await edits(ask(session, 1)) == []  # the same edit, written unsure
+    assert [request.body["logprobs"] for request in session.engine.requests] == [0, 0]
+    stats = await session.stats()
+    edits_stats = stats["next_edits"]
+    assert (edits_stats["requests"], edits_stats["shown"], edits_stats["quiet"]) == (2, 1, 1)
+    assert edits_stats["latency_ms"]["n"] == 2 and edits_stats["latency_ms"]["p90"] > 0
+    assert stats["outcomes"] == {} and stats["stages"] == {}  # no inline completion asked
+
+
+async def test_the_confidence_gate_off_asks_for_no_logprobs(session: Session) -> None:
+    await session.initialize({"nextEditSuggestions": {"enabled": True, "minConfidence": 0}})
+    session.engine.default = scored(0.2)
+    session.open(TEXT, URI)
+    assert len(await edits(ask(session, 1))) == 1
+    assert "logprobs" not in session.engine.requests[0].body
 
 
 async def test_shown_and_accepted_are_recorded_and_the_applied_edit_is_marked_in_history(
@@ -198,7 +256,7 @@ async def test_shown_and_accepted_are_recorded_and_the_applied_edit_is_marked_in
         )
     )
     assert accepted is True
-    outcomes = (await session.stats())["outcomes"]
+    outcomes = (await session.stats())["next_edits"]["outcomes"]
     assert outcomes["accepted"] == 1 and outcomes["displayed"] == 1
     session.engine.default = Reply(chunks=["\n"])
     assert await edits(ask(session, 2, 4, 18)) == []
@@ -220,7 +278,7 @@ async def test_applying_the_edit_without_its_command_counts_as_accepted_once(
         methods.DID_SHOW_INLINE_EDIT, {"item": {"command": edit["command"]}}
     )
     change(session, 2, 4, 0, edit["text"])
-    outcomes = (await session.stats())["outcomes"]
+    outcomes = (await session.stats())["next_edits"]["outcomes"]
     assert outcomes["accepted"] == 1 and outcomes["displayed"] == 1
     accepted = await session.client.workspace_execute_command_async(
         types.ExecuteCommandParams(
@@ -228,4 +286,4 @@ async def test_applying_the_edit_without_its_command_counts_as_accepted_once(
         )
     )
     assert accepted is True
-    assert (await session.stats())["outcomes"]["accepted"] == 1
+    assert (await session.stats())["next_edits"]["outcomes"]["accepted"] == 1

@@ -288,7 +288,7 @@ function scenarios.next_edit()
   H.result.mode = vim.api.nvim_get_mode().mode
   H.type("<Esc>")
   H.result.stats = stats_where(function(s)
-    return (s.outcomes.accepted or 0) >= 1
+    return (s.next_edits.outcomes.accepted or 0) >= 1
   end, "the accept in copilot/stats")
   -- Added lines are drawn as virtual lines above the line they go before.
   nextedit.show(0, {

@@ -125,14 +125,25 @@ class EditorSession:
         )
 
     async def complete(
-        self, uri: str, line: int, column: int, *, timeout_s: float = 120.0
+        self,
+        uri: str,
+        line: int,
+        column: int,
+        *,
+        timeout_s: float = 120.0,
+        automatic: bool = False,
     ) -> list[types.InlineCompletionItem]:
+        """An inline completion at (line, column): asked for by hand (alternatives with it),
+        or `automatic`ally, as an editor asks while the user types."""
+        trigger = (
+            types.InlineCompletionTriggerKind.Automatic
+            if automatic
+            else types.InlineCompletionTriggerKind.Invoked
+        )
         result = await asyncio.wait_for(
             self.client.text_document_inline_completion_async(
                 types.InlineCompletionParams(
-                    context=types.InlineCompletionContext(
-                        trigger_kind=types.InlineCompletionTriggerKind.Invoked
-                    ),
+                    context=types.InlineCompletionContext(trigger_kind=trigger),
                     text_document=types.TextDocumentIdentifier(uri),
                     position=types.Position(line, column),
                 )

@@ -15,6 +15,7 @@ import datetime
 import email.utils
 import json
 import logging
+import math
 import re
 import ssl
 from collections.abc import AsyncGenerator, AsyncIterator
@@ -155,6 +156,8 @@ class EngineClient:
             body["stop"] = list(request.stop)
         if request.n is not None:
             body["n"] = request.n
+        if request.logprobs is not None:
+            body["logprobs"] = request.logprobs
         body.update(request.extra)
         url = f"{self.base_url}/completions"
         await self._settle_spare()
@@ -305,9 +308,34 @@ def _parse_event(payload: str) -> list[StreamChunk]:
                 completion_tokens=tokens,
                 finish_reason=choice.get("finish_reason"),
                 index=index,
+                logprobs=token_logprobs(choice.get("logprobs")),
             )
         )
     return chunks
+
+
+def token_logprobs(value: Any) -> tuple[tuple[str, float], ...]:
+    """(token, log-probability) pairs from a choice's OpenAI-completions `logprobs` object
+    (`tokens` and `token_logprobs` side by side, as vLLM streams them); none from anything
+    else: an engine that sends other shapes is not judged by them."""
+    if not isinstance(value, dict):
+        return ()
+    tokens, logprobs = value.get("tokens"), value.get("token_logprobs")
+    if not isinstance(tokens, list) or not isinstance(logprobs, list):
+        return ()
+    if len(tokens) != len(logprobs):
+        return ()
+    pairs = []
+    for token, logprob in zip(tokens, logprobs, strict=True):
+        if (
+            not isinstance(token, str)
+            or not isinstance(logprob, int | float)
+            or isinstance(logprob, bool)
+            or math.isnan(logprob)
+        ):
+            return ()
+        pairs.append((token, max(float(logprob), -1e9)))  # a -Infinity kept finite
+    return tuple(pairs)
 
 
 def retry_after(value: str | None) -> float | None:

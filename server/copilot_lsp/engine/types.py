@@ -19,6 +19,9 @@ class CompletionRequest:
     n: int | None = None
     """Completions sampled from the one prompt (OpenAI's `n`, sent when set; unset: one);
     their chunks arrive interleaved, told apart by `StreamChunk.index`."""
+    logprobs: int | None = None
+    """OpenAI's `logprobs` (sent when set): each generated token's log-probability comes
+    back (`StreamChunk.logprobs`), with this many alternatives' (0: none)."""
 
     @property
     def choices(self) -> int:
@@ -35,6 +38,9 @@ class StreamChunk:
     finish_reason: str | None = None
     index: int = 0
     """Which of the request's `n` choices the text belongs to."""
+    logprobs: tuple[tuple[str, float], ...] = ()
+    """(token, log-probability) of the tokens the text came from, in order, when the request
+    asked for them and the engine sent them."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -61,6 +61,11 @@ class EditStep:
         start, end, inserted = differing_range(old, new)
         return old[start:end], inserted
 
+    def typed(self) -> tuple[int, int]:
+        """Where the step's inserted characters lie in its lines now (`\n`-joined)."""
+        start, _, inserted = differing_range("\n".join(self.before), "\n".join(self.after))
+        return start, start + len(inserted)
+
 
 def _renumbered(lines: Iterator[str], first: int) -> Iterator[str]:
     """difflib numbers the hunk from the snippet's first line: shift it to the document's."""

@@ -49,6 +49,9 @@ class NextEditFormat(BaseModel):
     """When the answer holds this, it starts after its last occurrence."""
     stop: list[str] = []
     """Stop sequences; `{comment}` is the language's line-comment leader."""
+    runaway: list[str] = []
+    """Line starts no rewrite of the window holds (the prompt's own headers, `{comment}`
+    filled): an answer with such a line has run past the window (nextedit/answer.py)."""
     detect: list[str] = []
     families: list[str] = []
     context_lines: int = 0
@@ -58,6 +61,9 @@ class NextEditFormat(BaseModel):
 
     def stops(self, language_id: str) -> list[str]:
         return [fill(stop, {"comment": comment_leader(language_id)}) for stop in self.stop]
+
+    def runaway_markers(self, language_id: str) -> list[str]:
+        return [fill(marker, {"comment": comment_leader(language_id)}) for marker in self.runaway]
 
     def render(self, parts: PromptParts) -> str:
         """The prompt for `parts`; the edit history is rendered beforehand (`event_text`)."""
@@ -94,12 +100,29 @@ class NextEditFormat(BaseModel):
 
     def answer(self, text: str) -> str:
         """The window's new lines out of the model's answer, `\\n`-separated."""
-        text = text.replace("\r\n", "\n")
-        if self.answer_start is not None and self.answer_start in text:
-            text = text.rsplit(self.answer_start, 1)[1]
-        if self.cursor_marker:
-            text = text.replace(self.cursor_marker, "")
-        return text[:-1] if text.endswith("\n") else text
+        return self.answer_offsets(text)[0]
+
+    def answer_offsets(self, text: str) -> tuple[str, list[int]]:
+        """`answer(text)`, and where each of its characters is in `text`: CRLF read as LF,
+        what precedes the last `answer_start` and every cursor marker left out, one final
+        line break dropped."""
+        at = [i for i, char in enumerate(text) if char != "\r" or text[i + 1 : i + 2] != "\n"]
+        plain = "".join(text[i] for i in at)
+        if self.answer_start is not None and self.answer_start in plain:
+            cut = plain.rindex(self.answer_start) + len(self.answer_start)
+            plain, at = plain[cut:], at[cut:]
+        marker = self.cursor_marker
+        if marker and marker in plain:
+            kept: list[int] = []
+            start = 0
+            while (found := plain.find(marker, start)) >= 0:
+                kept.extend(range(start, found))
+                start = found + len(marker)
+            kept.extend(range(start, len(plain)))
+            plain, at = "".join(plain[j] for j in kept), [at[j] for j in kept]
+        if plain.endswith("\n"):
+            plain, at = plain[:-1], at[:-1]
+        return plain, at
 
 
 @dataclass(frozen=True, slots=True)

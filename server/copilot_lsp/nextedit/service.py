@@ -5,7 +5,8 @@ it is the newest request of the document, a newer one or a change of the documen
 it, and it answers nothing for a version the server no longer holds. Its task cuts the
 window around the cursor (nextedit/window.py), renders the served model's next-edit format
 with the recent edits (nextedit/prompt.py, nextedit/history.py), asks the engine greedily for
-the rewritten window, diffs the answer against the window (nextedit/diff.py) and drops what
+the rewritten window (read as it streams, and left as soon as it cannot be one:
+nextedit/answer.py), diffs the answer against the window (nextedit/diff.py) and drops what
 the rules of nextedit/gate.py do not trust. What the server saw change is recorded as history
 here too (`changed`), each change marked when it applied the edit offered last.
 """
@@ -28,12 +29,14 @@ from copilot_lsp.context.documents import Document
 from copilot_lsp.engine.types import CompletionEngine, CompletionRequest
 from copilot_lsp.errors import DocumentError, EngineError
 from copilot_lsp.nextedit import gate
+from copilot_lsp.nextedit.answer import AnswerWatch
 from copilot_lsp.nextedit.diff import PlacedEdit, hunks, line_ending, merged, place
 from copilot_lsp.nextedit.history import EditHistory, as_before
 from copilot_lsp.nextedit.prompt import NextEditFormat, PromptParts, choose_format
 from copilot_lsp.nextedit.window import Window, context_lines, file_excerpt, window_at
 from copilot_lsp.positions import Encoding, Position
 from copilot_lsp.settings import Settings
+from copilot_lsp.telemetry.stats import NEXT_EDIT_MODE
 from copilot_lsp.telemetry.timeline import Outcome, Timeline
 
 logger = logging.getLogger(__name__)
@@ -152,7 +155,7 @@ class NextEditService:
     async def _run(self, asked: _Asked, settings: Settings) -> list[NextEdit]:
         document = asked.document
         timeline = Timeline.start(document.uri, document.language_id, "automatic", self._clock)
-        timeline.mode = "next-edit"
+        timeline.mode = NEXT_EDIT_MODE
         try:
             found = await self._find(asked, settings, timeline)
         except asyncio.CancelledError:
@@ -192,10 +195,12 @@ class NextEditService:
         )
         request = self._request(asked, form, window, settings)
         timeline.mark("prompt_built")
-        answer, finish, tokens = await self._generate(request, settings, timeline)
+        watch = AnswerWatch(form, window.lines, document.language_id, options.max_changed_lines)
+        finish, tokens = await self._generate(request, settings, timeline, watch)
         timeline.tokens = tokens
         if finish != "stop":
             return f"the answer did not end where the window does ({finish})"
+        answer = watch.text
         if document.version != asked.version or asked.document.uri not in self._workspace:
             return "the document changed meanwhile"
         old, new = list(window.lines), form.answer(answer).split("\n")
@@ -206,9 +211,12 @@ class NextEditService:
         doubt = gate.doubtful(edit, old, new, options.max_changed_lines)
         if doubt is not None:
             return doubt
-        steps = self.history.of(document.uri)
-        if any(gate.reverses(hunk, steps) for hunk in [*found, edit]):
-            return "it undoes a recent edit"
+        blocked = gate.blocks(found, edit, window, self.history.of(document.uri))
+        if blocked is not None:
+            return blocked
+        sure = watch.confidence(found)
+        if sure is not None and sure < options.min_confidence:
+            return f"the model is not sure of it ({sure:.2f} < {options.min_confidence})"
         return place(edit, window, asked.starts, asked.encoding, line_ending(asked.text))
 
     def _request(
@@ -243,13 +251,14 @@ class NextEditService:
             temperature=0.0,
             stop=(*form.stops(language), *settings.prompt.stop),
             extra=dict(settings.completion.extra_body),
+            logprobs=0 if options.min_confidence > 0 else None,
         )
 
     async def _generate(
-        self, request: CompletionRequest, settings: Settings, timeline: Timeline
-    ) -> tuple[str, str | None, int]:
-        """The engine's whole answer, why it ended, and its tokens."""
-        text: list[str] = []
+        self, request: CompletionRequest, settings: Settings, timeline: Timeline, watch: AnswerWatch
+    ) -> tuple[str | None, int]:
+        """Why the answer ended (its text is the watch's), and its tokens. An answer that ran
+        away is left there: leaving the stream closes it, and the engine stops generating."""
         finish: str | None = None
         tokens = 0
         async with self._slots.slot(settings.completion.max_inflight):
@@ -260,7 +269,9 @@ class NextEditService:
                         continue
                     if chunk.text:
                         timeline.mark("first_token")
-                        text.append(chunk.text)
                     tokens = chunk.completion_tokens or tokens + bool(chunk.text)
                     finish = chunk.finish_reason or finish
-        return "".join(text), finish, tokens
+                    runaway = watch.feed(chunk.text, chunk.logprobs)
+                    if runaway is not None:
+                        return f"ran away: {runaway}", tokens
+        return finish, tokens

@@ -10,6 +10,8 @@ from typing import Any
 from copilot_lsp.telemetry.timeline import STAGES
 
 PERCENTILES = (50, 90, 99)
+NEXT_EDIT_MODE = "next-edit"
+"""The `mode` of a next-edit request's record (nextedit/service.py)."""
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -42,6 +44,34 @@ def stage_table(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, flo
             row.update({f"p{q}": round(percentile(values, q), 1) for q in PERCENTILES})
             table[stage] = row
     return table
+
+
+def next_edit_table(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Next-edit requests (`textDocument/copilotInlineEdit`) apart from inline completions:
+    how many, how many offered an edit (`shown`) or none (`quiet`), were shown and accepted
+    by the editor (`displayed`, `accepted`), every outcome (`cancelled`, `error`, ...), and
+    the time from request to answer (`latency_ms`, p50/p90/p99) over the answered ones, quiet
+    included: a quiet answer is waited for like a shown one."""
+    rows = list(records)
+    counts = outcome_counts(rows)
+    answered = [
+        float(r["ms"]["finished"])
+        for r in rows
+        if r.get("outcome") in ("shown", "empty") and "finished" in r.get("ms", {})
+    ]
+    latency: dict[str, float] = {"n": float(len(answered))}
+    if answered:
+        latency.update({f"p{q}": round(percentile(answered, q), 1) for q in PERCENTILES})
+    return {
+        "requests": len(rows),
+        "shown": counts.get("shown", 0),
+        "quiet": counts.get("empty", 0),
+        "displayed": counts.get("displayed", 0),
+        "accepted": counts.get("accepted", 0),
+        "outcomes": counts,
+        "latency_ms": latency,
+        "acceptance": acceptance(rows),
+    }
 
 
 def outcome_counts(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
@@ -121,9 +151,15 @@ class RollingStats:
         self._records.append(record)
 
     def snapshot(self, recent: int = 20) -> dict[str, Any]:
+        """Inline completions' figures (`stages`, `outcomes`, `acceptance`), next edits' apart
+        (`next_edits`), and the newest records of both (`recent`)."""
+        completions = [r for r in self._records if r.get("mode") != NEXT_EDIT_MODE]
         return {
-            "stages": stage_table(self._records),
-            "outcomes": outcome_counts(self._records),
-            "acceptance": acceptance(self._records),
+            "stages": stage_table(completions),
+            "outcomes": outcome_counts(completions),
+            "acceptance": acceptance(completions),
+            "next_edits": next_edit_table(
+                r for r in self._records if r.get("mode") == NEXT_EDIT_MODE
+            ),
             "recent": list(self._records)[-recent:],
         }

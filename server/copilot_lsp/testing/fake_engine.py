@@ -45,6 +45,9 @@ class Reply:
     hang_up: bool = False
     """Close the connection on reading the request, without an answer: what a kept-alive
     connection does when the engine closes it just as a request arrives."""
+    logprobs: list[list[tuple[str, float]]] | None = None
+    """Per chunk of `chunks`, its tokens and their log-probabilities, sent as vLLM streams
+    them (`logprobs`: `tokens`, `token_logprobs`, `top_logprobs`, `text_offset`)."""
     gate: Callable[[int], Awaitable[object]] | None = None
     """Awaited before event `index` goes out: holds the stream until the test has seen what it
     waits for (an event, not a delay that a busy host may not honour)."""
@@ -298,7 +301,10 @@ def _events(reply: Reply, n: int) -> list[str]:
     per choice per step, as vLLM interleaves them), its finish after its last, then `[DONE]`."""
     scripts = reply.choices if reply.choices is not None else [reply.chunks] * n
     per_choice = [
-        [_chunk(text, step + 1, index=index) for step, text in enumerate(chunks)]
+        [
+            _chunk(text, step + 1, index=index, logprobs=_logprobs(reply, step))
+            for step, text in enumerate(chunks)
+        ]
         + [_chunk("", len(chunks), reply.finish_reason, index=index)]
         for index, chunks in enumerate(scripts)
     ]
@@ -316,12 +322,34 @@ def _events(reply: Reply, n: int) -> list[str]:
     return events
 
 
-def _chunk(text: str, tokens: int, finish_reason: str | None = None, *, index: int = 0) -> str:
+def _logprobs(reply: Reply, step: int) -> dict[str, Any] | None:
+    if reply.logprobs is None or step >= len(reply.logprobs):
+        return None
+    pairs = reply.logprobs[step]
+    return {
+        "text_offset": [0] * len(pairs),
+        "token_logprobs": [logprob for _, logprob in pairs],
+        "tokens": [token for token, _ in pairs],
+        "top_logprobs": [{token: logprob} for token, logprob in pairs],
+    }
+
+
+def _chunk(
+    text: str,
+    tokens: int,
+    finish_reason: str | None = None,
+    *,
+    index: int = 0,
+    logprobs: dict[str, Any] | None = None,
+) -> str:
+    choice: dict[str, Any] = {"index": index, "text": text, "finish_reason": finish_reason}
+    if logprobs is not None:
+        choice["logprobs"] = logprobs
     return json.dumps(
         {
             "id": "cmpl-fake",
             "object": "text_completion",
-            "choices": [{"index": index, "text": text, "finish_reason": finish_reason}],
+            "choices": [choice],
             "usage": _usage(tokens),
         }
     )

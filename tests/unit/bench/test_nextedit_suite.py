@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import ast
 import difflib
+import math
 from pathlib import Path
 
 import pytest
@@ -166,9 +167,41 @@ async def test_a_rewrite_prompt_runs_to_its_stop_string_with_its_own_limit() -> 
     assert record.ok and record.text == "a\nb\n"
 
 
+@pytest.mark.asyncio
+async def test_a_rewrite_that_runs_away_is_left_where_the_server_leaves_it() -> None:
+    """`bench engine --prompts nextedit` times the answer the server reads: a rewrite that
+    runs past its window is left at the line where the server stops reading, its stream
+    closed, its text cut there (the same place for every engine: outputs compare)."""
+    import httpx
+
+    from copilot_lsp.bench.engine.prompts import nextedit_prompts
+    from copilot_lsp.bench.engine.runner import stream_request
+    from copilot_lsp.bench.nextedit.prompts import rewrite_request
+    from copilot_lsp.testing.fake_engine import FakeEngine, Reply
+
+    (prompt,) = nextedit_prompts(1)
+    request = rewrite_request(next(s for s in STORED if s.id == prompt.name))
+    assert prompt.cut is not None and request.expected is not None
+    window = request.expected + "\n"
+    assert prompt.cut(window) is None  # a rewrite that ends: read to its end
+    looping = [window[:10], window[10:], "# +++ b/x.py\n# +", "++ b/x.py\n", *["x\n"] * 300]
+    assert prompt.cut("".join(looping)) == len(window)
+    engine = await FakeEngine().start()
+    engine.default = Reply(chunks=looping, delay_s=0.002)
+    try:
+        async with httpx.AsyncClient() as client:
+            root = engine.url.removesuffix("/v1")
+            record = await stream_request(client, root, "m", prompt, 16, 0.0, 0, keep_text=True)
+    finally:
+        await engine.stop()
+    assert record.ok and record.cut_at == len(window) and record.text == window
+    assert record.tokens == 3  # left at the third chunk, the marker's line begun
+    assert not engine.requests[0].finished
+
+
 def test_the_diagnosis_verdict_follows_the_servers_rules() -> None:
     from copilot_lsp.bench.nextedit.prompts import rewrite_request
-    from copilot_lsp.bench.nextedit.report import diagnosis_table
+    from copilot_lsp.bench.nextedit.report import confidence_lines, diagnosis_table
 
     scenario = next(s for s in STORED if s.kind == "rename-local")
     request = rewrite_request(scenario)
@@ -181,12 +214,41 @@ def test_the_diagnosis_verdict_follows_the_servers_rules() -> None:
     assert request.verdict(window + "\n", "stop") == "no change"
     assert request.verdict(undone + "\n", "stop") == "reversal"
     assert request.verdict(request.expected, "length") == "unterminated (length)"
+    looping = request.expected + "\n# +++ b/s000.py\n" * 30
+    assert request.verdict(looping, "length") == "ran away: prompt repeated"
+    assert request.verdict(window + "\n" + "x = 1\n" * 30, "length") == "ran away: line count"
     assert request.verdict("x = 1\n", "stop").startswith("doubtful: ")
+    # the confidence gate, from the answer's tokens: one token per line, the changed ones
+    # written at 0.9 (sure enough) or 0.1
+    for probability, verdict in ((0.9, "offered"), (0.1, "not sure")):
+        pieces = [
+            (line, -0.01 if line in window + "\n" else math.log(probability))
+            for line in (request.expected + "\n").splitlines(True)
+        ]
+        assert request.verdict(request.expected + "\n", "stop", logprobs=pieces) == verdict
+        assert request.confidence(request.expected + "\n", pieces) == pytest.approx(probability)
     data = {
         "results": [{"id": scenario.id, "wants_edit": True}],
-        "diagnosis": [{"id": scenario.id, "verdict": "offered", "window_right": True}],
+        "diagnosis": [
+            {"id": scenario.id, "verdict": "offered", "window_right": True, "confidence": 0.9}
+        ],
     }
     assert diagnosis_table(data) == {
         "offered": {"want_edit": 1, "want_none": 0},
         "model right": {"want_edit": 1, "want_none": 0},
     }
+    assert confidence_lines(data)[-1] == "- an edit is right, right edit (1): 0.90"
+
+
+def test_every_right_answer_of_the_suite_passes_the_servers_gates() -> None:
+    """The reversal and confidence rules never drop the edit a scenario wants: a model that
+    answers right is shown, in every kind of scenario."""
+    from copilot_lsp.bench.nextedit.prompts import rewrite_request
+
+    verdicts = {}
+    for scenario in STORED:
+        request = rewrite_request(scenario)
+        if request.expected is not None:
+            verdicts[scenario.id] = request.verdict(request.expected + "\n", "stop")
+    assert len(verdicts) >= 25
+    assert set(verdicts.values()) == {"offered"}

@@ -346,3 +346,34 @@ async def test_final_done_without_blank_line_is_accepted() -> None:
     engine = Engine(lambda r: sse(event("a"), "data: [DONE]"))
     chunks = await collect(make_client(engine, model="m"), REQUEST)
     assert [c.text for c in chunks] == ["a"]
+
+
+def logprob_event(text: str, logprobs: Any, finish: str | None = None) -> str:
+    choice = {"index": 0, "text": text, "finish_reason": finish, "logprobs": logprobs}
+    return f"data: {json.dumps({'id': 'cmpl-1', 'choices': [choice]})}\n\n"
+
+
+async def test_token_logprobs_asked_for_and_parsed_as_vllm_streams_them() -> None:
+    """vLLM (CPU build, suffix decoding) streams several tokens per event when speculation
+    lands; each event's `logprobs` has them side by side (checked against a real engine)."""
+    two = {
+        "text_offset": [4, 5],
+        "token_logprobs": [-0.15, -1.25],
+        "tokens": ["\n", "This"],
+        "top_logprobs": [{"\n": -0.15}, {"This": -1.25}],
+    }
+    engine = Engine(
+        lambda r: sse(
+            logprob_event("\nThis", two),
+            logprob_event("!", {"tokens": ["!"], "token_logprobs": [True]}),  # not a number
+            logprob_event("?", {"tokens": ["?", "?"], "token_logprobs": [-1.0]}),  # uneven
+            logprob_event("", None, finish="stop"),
+            "data: [DONE]\n\n",
+        )
+    )
+    request = CompletionRequest(prompt="x", max_tokens=4, logprobs=0)
+    chunks = await collect(make_client(engine, model="m"), request)
+    assert engine.completion_bodies()[0]["logprobs"] == 0
+    assert [chunk.logprobs for chunk in chunks] == [(("\n", -0.15), ("This", -1.25)), (), (), ()]
+    await collect(make_client(engine := Engine(), model="m"), REQUEST)
+    assert "logprobs" not in engine.completion_bodies()[0]

@@ -98,3 +98,22 @@ def test_code_holding_a_placeholder_stays_as_it_is() -> None:
         PromptParts("a.py", "python", parts().window, "s = '{path}'", "", file="")
     )
     assert "s = '{path}'" in rendered
+
+
+@pytest.mark.parametrize("name", ["plain", "qwen-repo", "zeta"])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "x = 1\r\ny = 2\r\n",
+        "a<|cursor|>b<|user_cursor_is_here|>c\n\n",
+        "junk<|editable_region_start|>\nkept<|editable_region_start|>\nlast\n",
+        "\r\r\n<|cursor|><|cursor|>\n",
+        "",
+    ],
+)
+def test_the_answers_characters_are_found_back_in_the_raw_answer(name: str, answer: str) -> None:
+    form = load_format(name)
+    text, at = form.answer_offsets(answer)
+    assert text == form.answer(answer) and len(at) == len(text)
+    assert all(answer[i] == char for i, char in zip(at, text, strict=True))
+    assert at == sorted(set(at))

@@ -129,3 +129,30 @@ def test_rolling_stats_keeps_only_window() -> None:
     assert snapshot["stages"]["finished"]["p50"] == 19.5
     assert snapshot["outcomes"] == {"shown": 10}
     assert [r["id"] for r in rolling.snapshot(recent=3)["recent"]] == ["22", "23", "24"]
+
+
+def test_next_edits_are_counted_apart_from_inline_completions() -> None:
+    def record(mode: str, outcome: str, finished: float, **more: Any) -> dict[str, Any]:
+        return {"mode": mode, "outcome": outcome, "ms": {"finished": finished}, **more}
+
+    rolling = RollingStats(window=50)
+    for ms in (100.0, 200.0, 300.0):
+        rolling.add(record("full", "shown", ms, chars_shown=3))
+    rolling.add(record("next-edit", "shown", 2000.0, displayed=True, feedback="accepted"))
+    rolling.add(record("next-edit", "empty", 1000.0))
+    rolling.add(record("next-edit", "empty", 3000.0))
+    rolling.add(record("next-edit", "cancelled", 50.0))
+    snapshot = rolling.snapshot()
+    # inline completion's figures hold no next edit
+    assert snapshot["stages"]["finished"]["n"] == 3 and snapshot["stages"]["finished"]["p50"] == 200
+    assert snapshot["outcomes"] == {"shown": 3}
+    assert snapshot["acceptance"]["offered"] == 3
+    edits = snapshot["next_edits"]
+    assert (edits["requests"], edits["shown"], edits["quiet"]) == (4, 1, 2)
+    assert (edits["displayed"], edits["accepted"]) == (1, 1)
+    assert edits["outcomes"]["cancelled"] == 1
+    # answered requests, quiet ones included, the cancelled one not
+    assert edits["latency_ms"] == {"n": 3.0, "p50": 2000.0, "p90": 2800.0, "p99": 2980.0}
+    assert edits["acceptance"]["rate"] == 1.0
+    assert len(snapshot["recent"]) == 7
+    assert RollingStats(window=5).snapshot()["next_edits"]["latency_ms"] == {"n": 0.0}

@@ -15,6 +15,7 @@ end-to-end time is the time to the whole edit.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from copilot_lsp.draft import corpus
@@ -49,6 +50,9 @@ class Prompt:
     """This prompt's own token limit (None: the plan's)."""
     stop: tuple[str, ...] = ()
     """Stop strings: the answer runs to one of them (or the limit) instead of a fixed length."""
+    cut: Callable[[str], int | None] | None = None
+    """Where the answer so far is left (the length kept), as the server stops reading a
+    next-edit rewrite that ran past its window; None: read on."""
 
 
 def _depth(line: str) -> int:
@@ -115,6 +119,13 @@ def nextedit_prompts(count: int) -> list[Prompt]:
     for scenario in order[:count]:
         request = rewrite_request(scenario)
         prompts.append(
-            Prompt("nextedit", request.scenario, request.prompt, request.max_tokens, request.stop)
+            Prompt(
+                "nextedit",
+                request.scenario,
+                request.prompt,
+                request.max_tokens,
+                request.stop,
+                request.cut,
+            )
         )
     return prompts

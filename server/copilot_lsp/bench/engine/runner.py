@@ -78,6 +78,9 @@ class RequestRecord:
     chunks: list[tuple[float, int]] = field(default_factory=list)
     """(ms since the request was sent, completion tokens so far) per streamed chunk."""
     text: str | None = None
+    cut_at: int | None = None
+    """Left early (a next-edit rewrite run past its window): the characters kept; the text
+    is cut there, so greedy outputs compare whatever each engine had streamed beyond."""
 
     @property
     def tok_s(self) -> float | None:
@@ -150,9 +153,12 @@ async def stream_request(
                 for payload in decoder.feed(line):
                     if payload != DONE:
                         _take(json.loads(payload), record, parts, started)
-            for payload in decoder.flush():  # a last event without its blank line
-                if payload != DONE:
-                    _take(json.loads(payload), record, parts, started)
+                if prompt.cut is not None and _left(prompt.cut, record, parts):
+                    break  # leaving the stream closes it: the engine stops, as for the server
+            else:
+                for payload in decoder.flush():  # a last event without its blank line
+                    if payload != DONE:
+                        _take(json.loads(payload), record, parts, started)
     except (httpx.HTTPError, json.JSONDecodeError, ValueError) as error:
         record.error = f"{type(error).__name__}: {error}"[:200]
         return record
@@ -161,8 +167,15 @@ async def stream_request(
     if not record.ok:
         record.error = "the stream ended without a token"
     if keep_text:
-        record.text = "".join(parts)
+        text = "".join(parts)
+        record.text = text if record.cut_at is None else text[: record.cut_at]
     return record
+
+
+def _left(cut: Callable[[str], int | None], record: RequestRecord, parts: list[str]) -> bool:
+    """Whether the answer so far is left here; its kept length goes into the record."""
+    record.cut_at = cut("".join(parts))
+    return record.cut_at is not None
 
 
 def _take(event: dict[str, Any], record: RequestRecord, parts: list[str], started: float) -> None:

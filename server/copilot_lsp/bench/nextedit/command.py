@@ -112,6 +112,7 @@ def _measure(args: argparse.Namespace, state_dir: Path) -> dict[str, Any]:
         sys.stderr.flush()
 
     diagnosis: list[dict[str, Any]] = []
+    server_stats: dict[str, Any] = {}
 
     def measure(url: str | None) -> list[dict[str, Any]]:
         with tempfile.TemporaryDirectory(prefix="copilot-lsp-nextedit-") as folder:
@@ -123,6 +124,7 @@ def _measure(args: argparse.Namespace, state_dir: Path) -> dict[str, Any]:
                     prompt_format=args.format,
                     timeout_s=args.timeout_s,
                     log=log,
+                    server_stats=server_stats,
                 )
             )
         if args.diagnose and url is not None:
@@ -164,4 +166,5 @@ def _measure(args: argparse.Namespace, state_dir: Path) -> dict[str, Any]:
         },
         "results": results,
         "diagnosis": diagnosis,
+        "server_stats": server_stats,
     }

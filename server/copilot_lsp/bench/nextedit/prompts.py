@@ -5,21 +5,26 @@ token limit as NextEditService._request, for measuring engines on next-edit work
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from copilot_lsp.bench.nextedit.suite import Scenario
 from copilot_lsp.nextedit import gate
+from copilot_lsp.nextedit.answer import AnswerWatch
 from copilot_lsp.nextedit.diff import hunks, merged
 from copilot_lsp.nextedit.history import EditHistory, EditStep, as_before
 from copilot_lsp.nextedit.prompt import PromptParts, load_format
 from copilot_lsp.nextedit.service import CHARS_PER_TOKEN, TOKEN_MARGIN
-from copilot_lsp.nextedit.window import context_lines, file_excerpt, window_at
+from copilot_lsp.nextedit.window import Window, context_lines, file_excerpt, window_at
 from copilot_lsp.positions import line_starts
+from copilot_lsp.settings_features import NextEditSettings
 
 LANGUAGE = "python"
 LINES_ABOVE = LINES_BELOW = 10
 HISTORY_CHARS = 3000
-"""The settings' defaults (nextEditSuggestions.linesAbove, linesBelow, historyChars)."""
+MIN_CONFIDENCE = NextEditSettings().min_confidence
+"""The settings' defaults (nextEditSuggestions.linesAbove, linesBelow, historyChars,
+minConfidence)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,13 +39,28 @@ class RewriteRequest:
     steps: list[EditStep] = field(default_factory=list)
     """The document's history steps, newest first (for the reversal gate)."""
     format_name: str = "plain"
+    first: int = 0
+    """The document line the window starts at."""
 
-    def verdict(self, answer: str, finish: str | None, max_changed_lines: int = 8) -> str:
-        """What the server makes of `answer`: `offered`, or why nothing is (the rules of
-        NextEditService._find, its diff and gates)."""
+    def verdict(
+        self,
+        answer: str,
+        finish: str | None,
+        max_changed_lines: int = 8,
+        logprobs: Sequence[tuple[str, float]] = (),
+        min_confidence: float = MIN_CONFIDENCE,
+    ) -> str:
+        """What the server makes of `answer` (with its tokens' `logprobs`, when known):
+        `offered`, or why nothing is (the rules of NextEditService._find, its diff and
+        gates)."""
+        form = load_format(self.format_name)
+        runaway = self._runaway(answer, max_changed_lines)
+        if runaway is not None:
+            why = runaway[1]
+            return "ran away: " + ("line count" if "lines" in why else "prompt repeated")
         if finish != "stop":
             return f"unterminated ({finish})"
-        old, new = list(self.window), load_format(self.format_name).answer(answer).split("\n")
+        old, new = list(self.window), form.answer(answer).split("\n")
         found = hunks(old, new)
         edit = merged(found, old, new)
         if edit is None:
@@ -50,9 +70,45 @@ class RewriteRequest:
             if doubt.startswith("the answer has"):
                 return "doubtful: line count"
             return "doubtful: " + ("too many lines" if "lines" in doubt else "rewrites the window")
-        if any(gate.reverses(hunk, self.steps) for hunk in [*found, edit]):
+        window = Window(self.first, self.window, 0, 0)
+        if gate.blocks(found, edit, window, self.steps) is not None:
             return "reversal"
+        sure = self.confidence(answer, logprobs, max_changed_lines)
+        if sure is not None and sure < min_confidence:
+            return "not sure"
         return "offered"
+
+    def cut(self, answer: str, max_changed_lines: int = 8) -> int | None:
+        """Where the server stops reading `answer` (the start of the line at which it saw the
+        answer run away: the same place however the answer was streamed), None when it
+        reads on."""
+        runaway = self._runaway(answer, max_changed_lines)
+        return None if runaway is None else runaway[0]
+
+    def _runaway(self, answer: str, max_changed_lines: int) -> tuple[int, str] | None:
+        """The server's answer watch fed line by line: the start of the line at which it
+        stops reading, and why; None when it reads on."""
+        form = load_format(self.format_name)
+        watch = AnswerWatch(form, self.window, LANGUAGE, max_changed_lines)
+        start = 0
+        for line in answer.split("\n"):
+            piece = line if start + len(line) == len(answer) else line + "\n"
+            why = watch.feed(piece)
+            if why is not None:
+                return start, why
+            start += len(piece)
+        return None
+
+    def confidence(
+        self, answer: str, logprobs: Sequence[tuple[str, float]], max_changed_lines: int = 8
+    ) -> float | None:
+        """The confidence gate's score of the edit in `answer` (None: no edit, or no
+        log-probabilities to judge by)."""
+        form = load_format(self.format_name)
+        watch = AnswerWatch(form, self.window, LANGUAGE, max_changed_lines)
+        watch.feed(answer, logprobs)
+        old, new = list(self.window), form.answer(answer).split("\n")
+        return watch.confidence(hunks(old, new))
 
 
 def rewrite_request(
@@ -99,4 +155,5 @@ def rewrite_request(
         window.lines,
         history.of(path),
         format_name,
+        window.first,
     )

@@ -30,6 +30,76 @@ def diagnosis_table(data: dict[str, Any]) -> dict[str, dict[str, int]]:
     return table
 
 
+GATED = ("offered", "not sure")
+"""Verdicts of the answers the confidence gate judged."""
+
+
+def latency_lines(figures: dict[str, Any], server: dict[str, Any]) -> list[str]:
+    """Next-edit latency beside inline completion's, at the same cursors in the same run:
+    as the client saw it, and as the server's `copilot/stats` counts it."""
+    if not figures.get("n"):
+        return []
+    lines = [
+        "",
+        "Latency at the scenarios' cursors, request to answer (the client's clock; an "
+        "inline completion asked after each next edit, automatic trigger, same document):",
+        "",
+        "| request | n | p50 ms | p90 ms |",
+        "|---|---|---|---|",
+        f"| next edit | {figures['n']} | {figures['p50_latency_ms']:.0f} | "
+        f"{figures['p90_latency_ms']:.0f} |",
+    ]
+    if figures.get("completions"):
+        lines.append(
+            f"| inline completion | {figures['completions']} | "
+            f"{figures['completion_p50_latency_ms']:.0f} | "
+            f"{figures['completion_p90_latency_ms']:.0f} |"
+        )
+    edits = server.get("next_edits") or {}
+    latency = edits.get("latency_ms") or {}
+    finished = server.get("completion_finished") or {}
+    if latency.get("n") or finished.get("n"):
+        parts = []
+        if latency.get("n"):
+            parts.append(
+                f"next edits {edits.get('requests', 0)} requests, {edits.get('shown', 0)} "
+                f"shown, {edits.get('quiet', 0)} quiet, p50 {latency['p50']:.0f} ms, "
+                f"p90 {latency['p90']:.0f} ms (answered)"
+            )
+        if finished.get("n"):
+            parts.append(
+                f"inline completions p50 {finished['p50']:.0f} ms, p90 {finished['p90']:.0f} "
+                f"ms (shown ones, {int(finished['n'])})"
+            )
+        lines += ["", "The server's `copilot/stats` at the end: " + "; ".join(parts) + "."]
+    return lines
+
+
+def confidence_lines(data: dict[str, Any]) -> list[str]:
+    """The confidence gate's scores of the diagnosed answers that reach it (every other rule
+    passed: `offered` or `not sure`), by whether the scenario wants an edit and whether the
+    model's window is the right one."""
+    wants = {r["id"]: r["wants_edit"] for r in data["results"]}
+    groups: dict[str, list[float]] = {}
+    for row in data.get("diagnosis") or []:
+        if row.get("confidence") is None or row["verdict"] not in GATED:
+            continue
+        side = "an edit is right" if wants.get(row["id"]) else "no edit is right"
+        right = "right" if row["window_right"] else "wrong"
+        groups.setdefault(f"{side}, {right} edit", []).append(float(row["confidence"]))
+    if not groups:
+        return []
+    lines = [
+        "",
+        "Confidence (the gate's score: geometric-mean probability of the tokens that write "
+        "the edit) of the answers that reach the gate, lowest first:",
+        "",
+    ]
+    for name, scores in sorted(groups.items()):
+        lines.append(f"- {name} ({len(scores)}): " + ", ".join(f"{s:.2f}" for s in sorted(scores)))
+    return lines
+
+
 def render(
     data: dict[str, Any],
     summary: dict[str, Any],
@@ -60,6 +130,7 @@ def render(
         _row("no edit is right", summary["want_none"]),
     ]
     lines += [_row(f"`{kind}`", row) for kind, row in summary["kinds"].items()]
+    lines += latency_lines(summary["all"], data.get("server_stats") or {})
     if diagnosis:
         lines += [
             "",
@@ -74,6 +145,7 @@ def render(
             f"| {verdict} | {counts['want_edit']} | {counts['want_none']} |"
             for verdict, counts in sorted(diagnosis.items(), key=lambda item: item[0])
         ]
+        lines += confidence_lines(data)
     errors = summary["all"].get("errors", 0)
     if errors:
         lines += ["", f"{errors} request(s) failed or timed out (scored as no edit)."]

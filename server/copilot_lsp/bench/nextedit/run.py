@@ -20,6 +20,7 @@ import httpx
 from copilot_lsp.bench.nextedit import score
 from copilot_lsp.bench.nextedit.suite import Scenario
 from copilot_lsp.client.driver import EditorSession, plain
+from copilot_lsp.engine.client import token_logprobs
 from copilot_lsp.lsp import methods
 from copilot_lsp.nextedit.prompt import load_format
 from copilot_lsp.positions import Encoding, Position, offset_at, position_at
@@ -45,14 +46,21 @@ async def run_suite(
     prompt_format: str | None = None,
     timeout_s: float = 300.0,
     log: Any = None,
+    server_stats: dict[str, Any] | None = None,
+    completions: bool = True,
 ) -> list[dict[str, Any]]:
+    """Each scenario's record; with `completions`, an inline completion is asked at the
+    cursor after the next edit, for its latency. `server_stats` (when given) receives the
+    server's own view at the end (`copilot/stats`: next edits' counters, inline completions'
+    time to answer)."""
     session = await EditorSession.start(
         workdir, initialization_options=options(engine_url, prompt_format)
     )
-    results = []
+    results: list[dict[str, Any]] = []
     try:
         for index, scenario in enumerate(scenarios):
-            record = await run_one(session, scenario, workdir / f"s{index:03d}.py", timeout_s)
+            path = workdir / f"s{index:03d}.py"
+            record = await run_one(session, scenario, path, timeout_s, completions)
             results.append(record)
             if log is not None:
                 log(
@@ -60,6 +68,12 @@ async def run_suite(
                     f"{'exact' if record['exact'] else 'miss'} "
                     f"({'edit' if record['shown'] else 'none'}, {record['latency_ms']:.0f} ms)"
                 )
+        if server_stats is not None:
+            stats = await session.stats()
+            server_stats.update(
+                next_edits=stats.get("next_edits"),
+                completion_finished=(stats.get("stages") or {}).get("finished"),
+            )
     finally:
         await session.close()
     return results
@@ -73,7 +87,11 @@ def _change(session: EditorSession, uri: str, version: int, text: str, step: Any
 
 
 async def run_one(
-    session: EditorSession, scenario: Scenario, path: Path, timeout_s: float = 300.0
+    session: EditorSession,
+    scenario: Scenario,
+    path: Path,
+    timeout_s: float = 300.0,
+    completions: bool = True,
 ) -> dict[str, Any]:
     uri = session.open(path, scenario.before)
     text, version = scenario.before, 1
@@ -97,6 +115,7 @@ async def run_one(
     except (TimeoutError, Exception) as failure:  # a failed request scores as no edit
         answer, error = {"edits": []}, f"{type(failure).__name__}: {failure}"
     latency_ms = (time.perf_counter() - started) * 1000.0
+    completion = await _inline_completion(session, uri, cursor, timeout_s) if completions else {}
     session.close_document(uri)
     edits = list(answer.get("edits") or []) if isinstance(answer, dict) else []
     predicted = text
@@ -108,7 +127,25 @@ async def run_one(
         end = offset_at(text, _position(span["end"]), ENCODING)
         predicted = score.apply_edit(text, start, end, edit["text"])
         offered = {"start": start, "end": end, "text": edit["text"]}
-    return scored(scenario, text, predicted, offered, latency_ms, error)
+    return {**scored(scenario, text, predicted, offered, latency_ms, error), **completion}
+
+
+async def _inline_completion(
+    session: EditorSession, uri: str, cursor: Position, timeout_s: float
+) -> dict[str, Any]:
+    """An inline completion at the same cursor, asked as an editor does while the user types:
+    its latency, beside the next edit's."""
+    started = time.perf_counter()
+    try:
+        items = await session.complete(
+            uri, cursor.line, cursor.character, timeout_s=timeout_s, automatic=True
+        )
+    except Exception:  # a failed request has no latency to report
+        return {"completion_latency_ms": None, "completion_shown": False}
+    return {
+        "completion_latency_ms": round((time.perf_counter() - started) * 1000.0, 1),
+        "completion_shown": bool(items),
+    }
 
 
 def _position(value: dict[str, int]) -> Position:
@@ -164,6 +201,7 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
             "errors": sum(r["error"] is not None for r in rows),
             "p50_latency_ms": round(_percentile(latencies, 0.5), 1),
             "p90_latency_ms": round(_percentile(latencies, 0.9), 1),
+            **_completion_figures(rows),
         }
 
     kinds = sorted({r["kind"] for r in results})
@@ -172,6 +210,20 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         "want_edit": figures([r for r in results if r["wants_edit"]]),
         "want_none": figures([r for r in results if not r["wants_edit"]]),
         "kinds": {k: figures([r for r in results if r["kind"] == k]) for k in kinds},
+    }
+
+
+def _completion_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The inline completions asked at the scenarios' cursors: how many, p50/p90 latency."""
+    latencies = sorted(
+        r["completion_latency_ms"] for r in rows if r.get("completion_latency_ms") is not None
+    )
+    if not latencies:
+        return {}
+    return {
+        "completions": len(latencies),
+        "completion_p50_latency_ms": round(_percentile(latencies, 0.5), 1),
+        "completion_p90_latency_ms": round(_percentile(latencies, 0.9), 1),
     }
 
 
@@ -205,17 +257,20 @@ async def diagnose(
                 "max_tokens": request.max_tokens,
                 "temperature": 0.0,
                 "stop": list(request.stop),
+                "logprobs": 0,
             }
             answer = (await client.post(f"{root}/v1/completions", json=body)).json()
             choice = answer["choices"][0]
             text, finish = str(choice.get("text") or ""), choice.get("finish_reason")
+            logprobs = token_logprobs(choice.get("logprobs"))
             window = "\n".join(request.window)
             wanted = request.expected if request.expected is not None else window
             got = load_format(prompt_format).answer(text)
             found.append(
                 {
                     "id": scenario.id,
-                    "verdict": request.verdict(text, finish),
+                    "verdict": request.verdict(text, finish, logprobs=logprobs),
+                    "confidence": request.confidence(text, logprobs),
                     "finish": finish,
                     "tokens": (answer.get("usage") or {}).get("completion_tokens"),
                     "window_right": got == wanted,
