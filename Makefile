@@ -143,7 +143,7 @@ engine-status: ## the engine the server would use, its health and prompt family
 deploy-manifests: setup ## regenerate deploy/'s profile-specific files from configs/profiles (checked by `make test`)
 	$(BIN)/python -m copilot_lsp.serving.manifests
 
-test-cluster: setup ## (not part of `test`: ~11 min, needs vllm-router) two CPU engines behind vllm-router, the server pointed at the router; its model of the server runs in `test` (tests/lsp/test_router_attribution.py)
+test-cluster: setup ## (not part of `test`: 2-3 min quiet, ~11 loaded; needs vllm-router) two CPU engines behind vllm-router, the server pointed at the router; its model of the server runs in `test` (tests/lsp/test_router_attribution.py)
 	@$(BIN)/vllm-router --help >/dev/null 2>&1 || $(BIN)/pip install -q 'vllm-router==0.1.17'
 	COPILOT_LSP_CLUSTER_REPORT=docs/benchmarks/cluster.json COPILOT_LSP_CLUSTER_LOGS=.cluster-logs \
 		$(BIN)/pytest -q -s -ra -m cluster tests/cluster
