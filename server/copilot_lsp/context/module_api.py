@@ -32,18 +32,27 @@ def package_api(files: Sequence[IndexedFile], max_lines: int = API_LINES) -> str
         return ""
     language_id = files[0].language_id
     family = FAMILY.get(language_id, "")
-    symbols = [symbol for file in files for symbol in file.summary.symbols]
     exported_only = family in ("javascript", "typescript") and any(
-        symbol.top_level and symbol.header.startswith("export") for symbol in symbols
+        symbol.top_level and symbol.header.startswith("export")
+        for file in files
+        for symbol in file.summary.symbols
     )
-    tops = [s for s in symbols if s.top_level and _public_top(s, family, exported_only)]
+    tops: list[Symbol] = []
+    for file in files:  # a name per line at least: more than `max_lines` are never shown
+        tops += [
+            s for s in file.summary.symbols if s.top_level and _public_top(s, family, exported_only)
+        ]
+        if len(tops) >= max_lines:
+            break
+    tops = tops[:max_lines]
     traits = {s.name for s in tops if family == "rust" and " trait " in f" {s.header}"}
     listed = {symbol.name for symbol in tops}
     members: dict[str, list[Symbol]] = {}
-    for symbol in symbols:
-        owned = not symbol.top_level and symbol.container in listed
-        if owned and _public_member(symbol, family, symbol.container in traits):
-            members.setdefault(symbol.container, []).append(symbol)
+    for file in files:
+        for symbol in file.summary.symbols:
+            container = symbol.container
+            if container in listed and _public_member(symbol, family, container in traits):
+                members.setdefault(container, []).append(symbol)
     indent = "" if family == "go" else "    "
     lines: list[str] = []
     for symbol in tops:
