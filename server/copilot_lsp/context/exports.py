@@ -1,7 +1,8 @@
 """What a file offers other files beyond what the definition queries (context/queries.py)
 capture: Go's methods as members of their receiver's type, its `type`, `const` and `var`
 declarations; JavaScript/TypeScript's `export` markers, exported constants and functions
-bound with `const`, and re-exports (`export * from "./x"`, `export { a } from "./x"`).
+bound with `const`, and re-exports (`export * from "./x"`, `export { a } from "./x"`, Rust's
+`pub use`).
 
 Runs inside `file_summary.summarize` (the indexing process); returns plain tuples.
 """
@@ -13,9 +14,11 @@ import re
 import tree_sitter
 
 MAX_LINE_CHARS = 120
+MAX_USE_BYTES = 2000
 
 ReExport = tuple[str, "tuple[tuple[str, str], ...] | None"]
-"""(specifier, the names it re-exports as (exported, original) pairs; None: every name)."""
+"""(specifier, the names it re-exports as (exported, original) pairs; None: every name);
+for Rust (a `pub use` item's text, None)."""
 
 _SPECIFIER = re.compile(r"""from\s+['"]([^'"]+)['"]""")
 
@@ -24,13 +27,15 @@ def refine(
     node: tree_sitter.Node, header: str, container: str, source: bytes, family: str
 ) -> tuple[str, str]:
     """(header, container) of a definition the query matched, as other files see it: a Go
-    type spec with its `type` keyword, a Go method under its receiver's type, a JS/TS
-    definition with its `export` keyword."""
+    type spec with its `type` keyword, a Go method under its receiver's type, a Rust
+    constant without its value, a JS/TS definition with its `export` keyword."""
     if family == "go":
         if node.type == "type_spec":
             return "type " + header, container
         if node.type == "method_declaration":
             return header, _receiver(node, source)
+    elif family == "rust" and node.type in ("const_item", "static_item"):
+        return header.rstrip(" ="), container  # cut before its value
     elif family in ("javascript", "typescript") and not container:
         marker = _export_marker(node)
         return marker + header, container
@@ -74,7 +79,16 @@ def extra_symbols(root: tree_sitter.Node, source: bytes, family: str) -> list[tu
 
 
 def reexports(root: tree_sitter.Node, source: bytes, family: str) -> tuple[ReExport, ...]:
-    """The module's `export … from "…"` statements."""
+    """The module's `export … from "…"` statements; in Rust its `pub use` items, each as
+    (its text, None) for context/imports_rust.py to read where it is followed."""
+    if family == "rust":
+        return tuple(
+            (_text(item, source), None)
+            for item in root.children
+            if item.type == "use_declaration"
+            and any(child.type == "visibility_modifier" for child in item.children)
+            and item.end_byte - item.start_byte <= MAX_USE_BYTES
+        )
     if family not in ("javascript", "typescript"):
         return ()
     found: list[ReExport] = []

@@ -1,7 +1,8 @@
 """One import (context/imported.py) followed into the workspace index: the public API of the
 module (of the package, for Go: a folder) it binds, or the definition of the name it binds.
-A JavaScript/TypeScript module's re-exports (`export * from "./x"`, `export { a } from
-"./x"`) are followed one level: a barrel `index.ts` leads to the files it re-exports.
+A module's re-exports are followed one level: JavaScript/TypeScript's `export * from "./x"`
+and `export { a } from "./x"` (a barrel `index.ts` leads to the files it re-exports), Rust's
+`pub use a::b::Thing;` (a crate's `lib.rs` facade) for the names it binds.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from copilot_lsp.context import imports_script
+from copilot_lsp.context import imports_rust, imports_script
 from copilot_lsp.context.imported import Imported, Place
 from copilot_lsp.context.languages import FAMILY
 from copilot_lsp.context.module_api import API_LINES, definition, module_api, package_api
@@ -105,6 +106,9 @@ def _reexported(
     index: RepoIndex, module: IndexedFile, name: str, place: Place | None
 ) -> Iterator[tuple[IndexedFile, str]]:
     """(module, its name for it) of each re-export of `module` that may be `name`."""
+    if module.language_id == "rust":
+        yield from _rust_reexported(index, module, name, place)
+        return
     for specifier, names in module.summary.reexports:
         if names is None:
             original = name
@@ -115,6 +119,25 @@ def _reexported(
             original = matching[0]
         for target in _targets(index, module, specifier, place):
             yield target, original
+
+
+def _rust_reexported(
+    index: RepoIndex, module: IndexedFile, name: str, place: Place | None
+) -> Iterator[tuple[IndexedFile, str]]:
+    if place is None:
+        return
+    there = Place(place.root, module.path, place.files)
+    for statement, _ in module.summary.reexports:
+        for imported in imports_rust.parse(statement, there):
+            if imported.binding not in (name, "*"):
+                continue
+            submodule = index.exact(imported.submodule) if imported.submodule else None
+            if submodule is not None:  # `pub use a::b;`: the module itself
+                yield submodule, "*"
+                continue
+            target = index.exact(imported.module)
+            if target is not None and target.uri != module.uri:
+                yield target, imported.name or name
 
 
 def _targets(

@@ -77,7 +77,7 @@ def test_a_used_module_brings_its_pub_api(tmp_path: Path) -> None:
     found = kinds(retrieve(root, "src/app.rs", "use crate::a::b;\n\nfn f() {\n    b::make(1);\n"))
     api = found[("imported module", "src/a/b.rs")]
     for line in ("pub fn make(n: u32) -> Thing", "pub enum Kind", "pub const LIMIT: u32"):
-        assert line in api
+        assert line in api.split("\n")
     assert "pub trait Shape\n    fn area(&self) -> f64;" in api
     assert "hidden" not in api and "secret" not in api
 
@@ -145,3 +145,15 @@ def test_use_trees_parse_to_modules_names_and_submodules(tmp_path: Path) -> None
     ]
     outside = Place(tmp_path, "src/x.rs", ProjectFiles())  # no Cargo.toml above
     assert imports.parse("use crate::a::b;", "rust", "src/x.rs", outside) == []
+
+
+def test_a_pub_use_facade_is_followed_one_level(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    lib = FILES["src/lib.rs"] + "\npub use a::b::Thing;\npub use crate::a::b;\npub use shapes::*;\n"
+    write_package(root, {"src/lib.rs": lib})
+    found = retrieve(root, "tests/it.rs", "use my_crate::Thing;\n\n")
+    thing = "pub struct Thing\n    pub fn new(size: u32) -> Self"
+    assert ("definition", "src/a/b.rs", thing) in found
+    found = retrieve(root, "tests/it.rs", "use my_crate::{b, unit_circle};\n\n")
+    assert any(kind == "imported module" and "pub fn make" in text for kind, _, text in found)
+    assert ("definition", "src/shapes.rs", "pub fn unit_circle() -> Circle") in found
