@@ -104,6 +104,7 @@ class CopilotService:
     def files_changed(self, changes: list[tuple[str, bool]]) -> None:
         """Files changed on disk: (uri, deleted) each."""
         for uri, deleted in changes:
+            self.workspace.disk_changed(uri)
             if deleted:
                 self.workspace.indexer.deleted(uri)
             elif uri not in self.workspace:  # an open document's text is the editor's

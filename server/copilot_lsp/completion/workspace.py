@@ -15,6 +15,7 @@ from copilot_lsp.context import snippets
 from copilot_lsp.context.documents import Document, DocumentStore, Edit
 from copilot_lsp.context.index import DefinitionIndex
 from copilot_lsp.context.indexer import WorkspaceIndexer, process_executor
+from copilot_lsp.context.project_files import PROJECT_FILES
 from copilot_lsp.context.recent import RecentPlaces
 from copilot_lsp.context.repo_index import RepoIndex
 from copilot_lsp.context.retrieval import Cursor, Retrieve, Retriever
@@ -69,7 +70,14 @@ class Workspace:
         self.indexer.edited(uri)
 
     def saved(self, uri: str) -> None:
+        self.disk_changed(uri)
         self.indexer.changed(uri)
+
+    def disk_changed(self, uri: str) -> None:
+        """`uri` changed on disk: when it is a project file (go.mod, Cargo.toml, tsconfig),
+        imports are resolved with its new content from the next line on."""
+        if uri.rsplit("/", 1)[-1] in PROJECT_FILES:
+            self.retriever.project_changed()
 
     def close(self, uri: str) -> None:
         self.documents.close(uri)
@@ -136,6 +144,7 @@ class Workspace:
                 above,
                 line,
                 document.syntax.outline(document.text) if document.syntax else None,
+                located[0].path if located is not None else None,
             )
         )
 

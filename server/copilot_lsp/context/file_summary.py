@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 
 import tree_sitter
 
+from copilot_lsp.context.exports import ReExport, extra_symbols, reexports, refine
 from copilot_lsp.context.languages import FAMILY, grammar
 from copilot_lsp.context.outline import tree_source
 from copilot_lsp.context.queries import DEFINITIONS, KEYWORDS
@@ -77,6 +78,8 @@ class FileSummary:
     """Python: the dotted module name; other languages: the path without its extension."""
     symbols: tuple[Symbol, ...]
     windows: tuple[Window, ...]
+    reexports: tuple[ReExport, ...] = ()
+    """JavaScript/TypeScript: the modules it re-exports from (context/exports.py)."""
 
 
 def tokens(text: str) -> frozenset[str]:
@@ -91,11 +94,13 @@ def tokens(text: str) -> frozenset[str]:
 @functools.lru_cache(maxsize=4096)
 def module_name(relative: str, language_id: str) -> str | None:
     """`pkg/sub/mod.py` -> `pkg.sub.mod`, `pkg/__init__.py` -> `pkg`; for other languages the
-    path without its extension (`src/util/index.ts` -> `src/util`)."""
+    path without its extension, a folder's own module file standing for the folder
+    (`src/util/index.ts` -> `src/util`, `src/a/mod.rs` -> `src/a`)."""
     path = PurePosixPath(relative)
     parts = list(path.with_suffix("").parts)
     if language_id != "python":
-        if parts and parts[-1] == "index" and len(parts) > 1:
+        own = "mod" if language_id == "rust" else "index"
+        if parts and parts[-1] == own and len(parts) > 1:
             parts.pop()
         return "/".join(parts) or None
     if parts and parts[-1] == "__init__":
@@ -108,13 +113,14 @@ def module_name(relative: str, language_id: str) -> str | None:
 def summarize(relative: str, language_id: str, text: str) -> FileSummary:
     """What the index keeps of `text`, the content of `relative` (a `language_id` file)."""
     symbols: list[Symbol] = []
+    offered: tuple[ReExport, ...] = ()
     language = grammar(language_id)
     if language is not None:
         tree = tree_sitter.Parser(language).parse(text.encode("utf-8", "surrogatepass"))
         symbols = _symbols(tree, language_id)
-    return FileSummary(
-        relative, language_id, module_name(relative, language_id), tuple(symbols), _windows(text)
-    )
+        offered = reexports(tree.root_node, tree_source(tree), FAMILY.get(language_id, ""))
+    module = module_name(relative, language_id)
+    return FileSummary(relative, language_id, module, tuple(symbols), _windows(text), offered)
 
 
 def summarize_file(
@@ -143,7 +149,8 @@ def _symbols(tree: tree_sitter.Tree, language_id: str) -> list[Symbol]:
     found: list[Symbol] = []
     if query is None:
         return found
-    kinds = DEFINITIONS.get(FAMILY.get(language_id, ""), {})
+    family = FAMILY.get(language_id, "")
+    kinds = DEFINITIONS.get(family, {})
     source = tree_source(tree)
     for _, captures in tree_sitter.QueryCursor(query).matches(tree.root_node):
         node = captures["definition"][0]
@@ -151,9 +158,12 @@ def _symbols(tree: tree_sitter.Tree, language_id: str) -> list[Symbol]:
         if container is None:
             continue  # local to a function
         name, header = describe(node, captures["name"][0], source)
+        header, container = refine(node, header, container, source, family)
         found.append(Symbol(name, header, node.start_point[0], not container, container))
     if language_id == "python":
         found += _assignments(tree.root_node, source)
+    for name, header, line in extra_symbols(tree.root_node, source, family):
+        found.append(Symbol(name, header, line, True))
     found.sort(key=lambda symbol: symbol.line)
     return found
 

@@ -1,67 +1,86 @@
 """A file's import statements read as what they bind: which module, under which name.
 
-Python (`import a.b as m`, `from .x import f as g`, relative levels resolved against the
-importing module) and JavaScript/TypeScript (`import { f } from "./x"`, relative paths
-resolved against the importing file). Module names match context/file_summary.py's
-`module_name`.
+Python here (`import a.b as m`, `from .x import f as g`, relative levels resolved against
+the importing module; module names match context/file_summary.py's `module_name`); the
+other languages in their own modules: context/imports_script.py (JavaScript/TypeScript),
+imports_go.py, imports_rust.py.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
 
 import tree_sitter
 
+from copilot_lsp.context import imports_go, imports_rust, imports_script
 from copilot_lsp.context.file_summary import module_name
+from copilot_lsp.context.imported import Imported, Place
 from copilot_lsp.context.languages import FAMILY
 from copilot_lsp.context.outline import Outline
 from copilot_lsp.context.queries import IMPORTS
 from copilot_lsp.context.snippets import outline_of
 
+__all__ = ["Imported", "Place", "parse", "statements_above"]
+
 _COMMENT = re.compile(r"#[^\n]*")
 _PY_IMPORT = re.compile(r"^import\s+(.+)$")
 _PY_FROM = re.compile(r"^from\s+(\.*)\s*([\w.]*)\s+import\s+(.+)$")
 _AS = re.compile(r"^([\w.*]+)(?:\s+as\s+(\w+))?$")
-_JS_FROM = re.compile(r"""^(?:import|export)\s+(?:type\s+)?(.+?)\s+from\s+['"]([^'"]+)['"]""")
-_JS_NAMED = re.compile(r"\{([^}]*)\}")
-
-
-@dataclass(frozen=True, slots=True)
-class Imported:
-    module: str
-    """The module's name (dotted for Python, a path without extension for JS/TS)."""
-    binding: str
-    """The name the importing file uses: an alias, a dotted path, or "*" (every name)."""
-    name: str | None = None
-    """The module's member imported (`from m import name`); None: the module itself."""
+MAX_DECLARATION_BYTES = 600
+"""A top-level declaration longer than this is no `require` import (not decoded)."""
+_MORE: dict[str, frozenset[str]] = {
+    "javascript": frozenset({"lexical_declaration", "variable_declaration"}),
+    "typescript": frozenset({"lexical_declaration", "variable_declaration"}),
+    "rust": frozenset({"mod_item"}),
+}
+"""Top-level statements that import in some forms only: `const x = require("./y")`,
+Rust's `mod x;` (a body-less module declaration)."""
 
 
 def statements_above(syntax: tree_sitter.Tree | Outline, language_id: str, line: int) -> list[str]:
     """The top-level import statements that start above `line`, in order."""
-    wanted = IMPORTS.get(FAMILY.get(language_id, ""), frozenset())
+    family = FAMILY.get(language_id, "")
+    wanted = IMPORTS.get(family, frozenset())
+    more = _MORE.get(family, frozenset())
     found: list[str] = []
     for block in outline_of(syntax).blocks:
         for kind, node in zip(block.kinds, block.nodes, strict=True):
             if node.start_point[0] + block.row >= line:
                 return found
-            if kind in wanted:
-                text = block.source[node.start_byte : node.end_byte]
-                found.append(text.decode("utf-8", "replace"))
+            if kind in wanted or (kind in more and _may_import(kind, node)):
+                text = block.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+                if kind in wanted or kind == "mod_item" or "require(" in text:
+                    found.append(text)
     return found
 
 
-def parse(statement: str, language_id: str, relative: str | None) -> list[Imported]:
+def _may_import(kind: str, node: tree_sitter.Node) -> bool:
+    """Whether a statement of `kind` is worth decoding to see if it imports."""
+    if kind == "mod_item":
+        return node.child_by_field_name("body") is None
+    return node.end_byte - node.start_byte <= MAX_DECLARATION_BYTES
+
+
+def parse(
+    statement: str, language_id: str, relative: str | None, place: Place | None = None
+) -> list[Imported]:
     """What `statement` binds in the file at `relative` (its path under the workspace folder;
-    None: outside every folder, where only absolute Python imports resolve)."""
+    None: outside every folder, where only absolute Python imports resolve). `place` (the
+    file with its workspace folder) lets Go, Rust and tsconfig paths resolve through the
+    project files."""
     family = FAMILY.get(language_id, "")
     if family == "python":
         module = module_name(relative, language_id) if relative else None
         package = bool(relative) and posixpath.basename(relative or "") == "__init__.py"
         return _python(statement, module, package)
     if family in ("javascript", "typescript") and relative:
-        return _script(statement, relative)
+        paths = place.files.script_paths(place.root, relative) if place is not None else None
+        return imports_script.parse(statement, relative, paths)
+    if family == "go" and place is not None:
+        return imports_go.parse(statement, place)
+    if family == "rust" and place is not None:
+        return imports_rust.parse(statement, place)
     return []
 
 
@@ -87,7 +106,10 @@ def _python(statement: str, module: str | None, package: bool) -> list[Imported]
         if named:
             member = named.group(1)
             binding = named.group(2) or member
-            found.append(Imported(base, binding, None if member == "*" else member))
+            if member == "*":
+                found.append(Imported(base, binding))
+            else:
+                found.append(Imported(base, binding, member, submodule=f"{base}.{member}"))
     return found
 
 
@@ -104,32 +126,3 @@ def _relative(level: int, name: str, module: str | None, package: bool) -> str |
     if name:
         parts.append(name)
     return ".".join(parts) or None
-
-
-def _script(statement: str, relative: str) -> list[Imported]:
-    flat = " ".join(statement.split())
-    match = _JS_FROM.match(flat)
-    if match is None:
-        return []
-    clause, specifier = match.groups()
-    if not specifier.startswith("."):
-        return []  # a package from node_modules: not in the index
-    folder = posixpath.dirname(relative)
-    target = posixpath.normpath(posixpath.join(folder, specifier))
-    target = re.sub(r"\.(?:[cm]?[jt]sx?)$", "", target)
-    target = target[: -len("/index")] if target.endswith("/index") else target
-    found: list[Imported] = []
-    named = _JS_NAMED.search(clause)
-    if named:
-        for part in named.group(1).split(","):
-            pieces = part.strip().removeprefix("type ").split(" as ")
-            if pieces[0]:
-                found.append(Imported(target, pieces[-1].strip(), pieces[0].strip()))
-        clause = _JS_NAMED.sub("", clause)
-    for part in clause.split(","):
-        part = part.strip()
-        if part.startswith("* as "):
-            found.append(Imported(target, part[5:].strip()))
-        elif part and part.isidentifier():
-            found.append(Imported(target, part))
-    return found

@@ -42,6 +42,9 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "type_item": "name",
         "impl_item": "type",
         "mod_item": "name",
+        "function_signature_item": "name",
+        "const_item": "name",
+        "static_item": "name",
     },
 }
 

@@ -9,6 +9,7 @@ here one file at a time, each a few milliseconds at most.
 
 from __future__ import annotations
 
+import posixpath
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -56,6 +57,8 @@ class RepoIndex:
         """module name -> uri."""
         self._by_last: dict[str, set[str]] = {}
         """the module name's last part -> module names (for `copilot_lsp.x` under `server/`)."""
+        self._folders: dict[str, set[str]] = {}
+        """folder (relative, "" at the top) -> uris of its files (a Go package is one)."""
         self._windows: dict[int, tuple[str, Window]] = {}
         self._postings: dict[str, set[int]] = {}
         self._file_windows: dict[str, list[int]] = {}
@@ -81,6 +84,7 @@ class RepoIndex:
         if summary.module:
             self._modules[summary.module] = uri
             self._by_last.setdefault(_last(summary.module), set()).add(summary.module)
+        self._folders.setdefault(posixpath.dirname(path), set()).add(uri)
         ids = []
         for window in summary.windows:
             number = self._next_window
@@ -108,6 +112,11 @@ class RepoIndex:
             del self._modules[summary.module]
             names = self._by_last.get(_last(summary.module), set())
             names.discard(summary.module)
+        folder = self._folders.get(posixpath.dirname(indexed.path))
+        if folder is not None:
+            folder.discard(uri)
+            if not folder:
+                del self._folders[posixpath.dirname(indexed.path)]
         for number in self._file_windows.pop(uri, []):
             _, window = self._windows.pop(number)
             for token in window.tokens:
@@ -141,6 +150,17 @@ class RepoIndex:
         if uri is None and "/" not in name and "." in name:
             uri = self._modules.get(name.split(".", 1)[1])
         return self.files.get(uri) if uri is not None else None
+
+    def exact(self, name: str) -> IndexedFile | None:
+        """The file of module `name` exactly (a path-like name resolved against the
+        workspace folder already: no guessing by its ending)."""
+        uri = self._modules.get(name)
+        return self.files.get(uri) if uri is not None else None
+
+    def folder(self, path: str) -> list[IndexedFile]:
+        """The files directly in folder `path` (relative; "" the top), by path."""
+        found = [self.files[uri] for uri in self._folders.get(path, ())]
+        return sorted(found, key=lambda file: file.path)
 
     def _module_uri(self, name: str) -> str | None:
         uri = self._modules.get(name)

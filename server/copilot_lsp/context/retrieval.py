@@ -1,7 +1,8 @@
 """What the workspace index offers one cursor: code from other files, most useful first.
 
-1. the file's imports followed to the indexed modules: a module's public API (names and
-   signatures) for `import pkg.mod as m`, the definition's header for `from pkg.x import f`;
+1. the file's imports followed to the indexed modules (context/follow.py): a module's public
+   API (names and signatures) for `import pkg.mod as m`, the definition for
+   `from pkg.x import f`; in Python, JavaScript/TypeScript, Go and Rust (context/imports.py);
 2. definitions of names used near the cursor, wherever the index found them;
 3. windows of other files most like the lines above the cursor (Jaccard of identifiers).
 
@@ -15,17 +16,20 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import tree_sitter
 
 from copilot_lsp.context import imports as importing
-from copilot_lsp.context.file_summary import Symbol, tokens
+from copilot_lsp.context.file_summary import tokens
+from copilot_lsp.context.follow import CrossFile, files_of, follow
+from copilot_lsp.context.module_api import module_api, stub
 from copilot_lsp.context.outline import Outline
-from copilot_lsp.context.repo_index import IndexedFile, RepoIndex
+from copilot_lsp.context.project_files import ProjectFiles
+from copilot_lsp.context.repo_index import RepoIndex
 from copilot_lsp.context.snippets import names_near
 
-API_LINES = 40
-"""Lines of one module's API at most."""
+__all__ = ["CrossFile", "Cursor", "Retrieve", "Retriever", "gather", "module_api"]
 NAMES_CHARS = 1500
 """Characters above the cursor's line whose names are looked up."""
 USE_CHARS = 3000
@@ -40,15 +44,6 @@ MIN_SIMILARITY = 0.12
 
 
 @dataclass(frozen=True, slots=True)
-class CrossFile:
-    """Code from another file for the prompt."""
-
-    path: str
-    text: str
-    kind: str
-
-
-@dataclass(frozen=True, slots=True)
 class Cursor:
     """Where the completion is, as far as retrieval reads it."""
 
@@ -60,6 +55,8 @@ class Cursor:
     """The text before the cursor's line."""
     line: int
     syntax: tree_sitter.Tree | Outline | None = None
+    folder: Path | None = None
+    """Its workspace folder, where the project files that resolve imports are."""
 
 
 Retrieve = Callable[[float], list[CrossFile]]
@@ -71,10 +68,17 @@ class Retriever:
 
     def __init__(self, index: RepoIndex) -> None:
         self.index = index
+        self.project = ProjectFiles()
+        """go.mod, Cargo.toml, tsconfig.json: read once, until `project_changed`."""
         self._kept: dict[str, tuple[tuple[int, int], list[CrossFile]]] = {}
 
     def forget(self, uri: str) -> None:
         self._kept.pop(uri, None)
+
+    def project_changed(self) -> None:
+        """A project file changed: imports may lead elsewhere from now on."""
+        self.project.forget()
+        self._kept.clear()
 
     def lazy(self, cursor: Cursor) -> Retrieve:
         key = (cursor.line, hash(cursor.above))
@@ -83,7 +87,7 @@ class Retriever:
             kept = self._kept.get(cursor.uri)
             if kept is not None and kept[0] == key:
                 return kept[1]
-            found, complete = gather(self.index, cursor, deadline)
+            found, complete = gather(self.index, cursor, deadline, self.project)
             if complete:  # a list cut short is not kept: the next keystroke tries again
                 self._kept[cursor.uri] = (key, found)
             return found
@@ -91,15 +95,20 @@ class Retriever:
         return get
 
 
-def gather(index: RepoIndex, cursor: Cursor, deadline: float) -> tuple[list[CrossFile], bool]:
+def gather(
+    index: RepoIndex, cursor: Cursor, deadline: float, project: ProjectFiles | None = None
+) -> tuple[list[CrossFile], bool]:
     """(the cross-file code for `cursor`, in order of usefulness; whether every source ran to
-    its end before `deadline`)."""
+    its end before `deadline`). `project` keeps the project files read (None: read afresh)."""
     found: list[CrossFile] = []
     if not len(index):
         return found, True
-    bound = _imported(cursor)
+    place = None
+    if cursor.folder is not None and cursor.relative is not None:
+        place = importing.Place(cursor.folder, cursor.relative, project or ProjectFiles())
+    bound = _imported(cursor, place)
     sources: tuple[Callable[[], list[CrossFile]], ...] = (
-        lambda: _from_imports(index, cursor, bound),
+        lambda: _from_imports(index, cursor, bound, place, deadline),
         lambda: _definitions(index, cursor, bound, deadline),
         lambda: _similar(index, cursor),
     )
@@ -107,23 +116,27 @@ def gather(index: RepoIndex, cursor: Cursor, deadline: float) -> tuple[list[Cros
         if time.perf_counter() > deadline:
             return found, False
         for item in source():
-            if item not in found:
-                found.append(item)
+            if not any(item.path == kept.path and item.text in kept.text for kept in found):
+                found.append(item)  # a header the module's API carried already adds nothing
     return found, time.perf_counter() <= deadline
 
 
-def _imported(cursor: Cursor) -> list[importing.Imported]:
+def _imported(cursor: Cursor, place: importing.Place | None) -> list[importing.Imported]:
     if cursor.syntax is None:
         return []
     statements = importing.statements_above(cursor.syntax, cursor.language_id, cursor.line)
     found: list[importing.Imported] = []
     for statement in statements:
-        found += importing.parse(statement, cursor.language_id, cursor.relative)
+        found += importing.parse(statement, cursor.language_id, cursor.relative, place)
     return found
 
 
 def _from_imports(
-    index: RepoIndex, cursor: Cursor, bound: list[importing.Imported]
+    index: RepoIndex,
+    cursor: Cursor,
+    bound: list[importing.Imported],
+    place: importing.Place | None,
+    deadline: float,
 ) -> list[CrossFile]:
     """Each import that reaches an indexed file, the one used nearest above first."""
     near = cursor.above[-USE_CHARS:]
@@ -134,9 +147,11 @@ def _from_imports(
     ranked = sorted(enumerate(bound), key=lambda pair: (-last_use(pair[1]), pair[0]))
     found: list[CrossFile] = []
     for _, imported in ranked:
-        item = _follow(index, cursor, imported)
-        if item is not None and item not in found:
-            found.append(item)
+        if time.perf_counter() > deadline:
+            break
+        for item in follow(index, imported, cursor.language_id, cursor.uri, place):
+            if item not in found:
+                found.append(item)
     return found
 
 
@@ -152,58 +167,13 @@ def _last_use(text: str, name: str) -> int:
     return -1
 
 
-def _follow(index: RepoIndex, cursor: Cursor, imported: importing.Imported) -> CrossFile | None:
-    module = index.module(imported.module)
-    if imported.name is not None:
-        submodule = index.module(f"{imported.module}.{imported.name}")
-        if submodule is not None and submodule.uri != cursor.uri:
-            return CrossFile(submodule.path, module_api(submodule), "imported module")
-        if module is None or module.uri == cursor.uri:
-            return None
-        symbol = index.definitions(imported.name).get(module.uri)
-        if symbol is None:
-            return None
-        return CrossFile(module.path, _stub(symbol.header, module), "definition")
-    if module is None or module.uri == cursor.uri:
-        return None
-    return CrossFile(module.path, module_api(module), "imported module")
-
-
-def module_api(file: IndexedFile, max_lines: int = API_LINES) -> str:
-    """The public names of a module with their signatures, members under their class."""
-    symbols = file.summary.symbols
-    public_classes = {s.name for s in symbols if s.top_level and _public(s.name)}
-    lines: list[str] = []
-    for symbol in symbols:
-        if symbol.top_level and _public(symbol.name):
-            lines += _stub(symbol.header, file, members=_has_members(symbol, symbols)).split("\n")
-        elif symbol.container in public_classes and _public(symbol.name, member=True):
-            lines += ["    " + line for line in _stub(symbol.header, file).split("\n")]
-        if len(lines) >= max_lines:
-            break
-    return "\n".join(lines[:max_lines])
-
-
-def _has_members(symbol: Symbol, symbols: tuple[Symbol, ...]) -> bool:
-    return any(other.container == symbol.name for other in symbols)
-
-
-def _public(name: str, member: bool = False) -> bool:
-    return not name.startswith("_") or (member and name == "__init__")
-
-
-def _stub(header: str, file: IndexedFile, members: bool = False) -> str:
-    """A Python header as a stub line (`def f(x): ...`), so that it reads as valid code."""
-    if file.language_id == "python" and header.endswith(":") and not members:
-        return header + " ..."
-    return header
-
-
 def _definitions(
     index: RepoIndex, cursor: Cursor, bound: list[importing.Imported], deadline: float
 ) -> list[CrossFile]:
     """Definitions of the names used near the cursor, from the imported modules first."""
-    imported_uris = {file.uri for item in bound if (file := index.module(item.module)) is not None}
+    imported_uris = {
+        file.uri for item in bound for file in files_of(index, item, cursor.language_id)
+    }
     found: list[CrossFile] = []
     for name in names_near(cursor.above[-NAMES_CHARS:]):
         if len(found) >= MAX_DEFINITIONS or time.perf_counter() > deadline:
@@ -216,7 +186,8 @@ def _definitions(
             continue
         candidates = preferred or sorted(owners, key=lambda uri: (len(index.files[uri].path), uri))
         file = index.files[candidates[0]]
-        found.append(CrossFile(file.path, _stub(owners[file.uri].header, file), "definition"))
+        header = stub(owners[file.uri].header, file.language_id)
+        found.append(CrossFile(file.path, header, "definition"))
     return found
 
 

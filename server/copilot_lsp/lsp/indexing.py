@@ -9,12 +9,15 @@ from typing import Any
 
 from lsprotocol import types
 
+from copilot_lsp.context.project_files import PROJECT_FILES
 from copilot_lsp.context.workspace_files import EXTENSIONS
 
 logger = logging.getLogger(__name__)
 
 WATCHER_ID = "copilot-lsp/workspace-index"
 WATCHED = "**/*.{" + ",".join(sorted(suffix[1:] for suffix in EXTENSIONS)) + "}"
+WATCHED_PROJECT = "**/{" + ",".join(sorted(PROJECT_FILES)) + "}"
+"""The files that decide where imports lead (context/project_files.py)."""
 PROGRESS_TOKEN = "copilot-lsp/indexing"
 
 
@@ -39,7 +42,10 @@ def can_watch(capabilities: types.ClientCapabilities) -> bool:
 async def register_watchers(server: Any) -> None:
     """Ask the client to tell `workspace/didChangeWatchedFiles` for the indexed languages."""
     options = types.DidChangeWatchedFilesRegistrationOptions(
-        watchers=[types.FileSystemWatcher(glob_pattern=WATCHED)]
+        watchers=[
+            types.FileSystemWatcher(glob_pattern=WATCHED),
+            types.FileSystemWatcher(glob_pattern=WATCHED_PROJECT),
+        ]
     )
     registration = types.Registration(
         id=WATCHER_ID, method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from copilot_lsp.context import imports
 from copilot_lsp.context.imports import Imported
@@ -30,14 +31,14 @@ def found_for(text: str, relative: str = "app/main.py") -> list[tuple[str, str, 
 def test_import_parsing_binds_aliases_names_and_relative_modules() -> None:
     assert imports.parse("import pkg.mod as m", "python", "a.py") == [Imported("pkg.mod", "m")]
     assert imports.parse("from pkg.x import (f,\n  g as h)", "python", "a.py") == [
-        Imported("pkg.x", "f", "f"),
-        Imported("pkg.x", "h", "g"),
+        Imported("pkg.x", "f", "f", "pkg.x.f"),
+        Imported("pkg.x", "h", "g", "pkg.x.g"),
     ]
     assert imports.parse("from ..mod import f", "python", "pkg/sub/deep.py") == [
-        Imported("pkg.mod", "f", "f")
+        Imported("pkg.mod", "f", "f", "pkg.mod.f")
     ]
     assert imports.parse("from . import sibling", "python", "pkg/sub/__init__.py") == [
-        Imported("pkg.sub", "sibling", "sibling")
+        Imported("pkg.sub", "sibling", "sibling", "pkg.sub.sibling")
     ]
     assert imports.parse(
         "import { a, b as c } from '../lib/util'", "typescript", "src/app/x.ts"
@@ -105,3 +106,30 @@ def test_a_passed_deadline_leaves_the_rest_out_and_is_not_kept() -> None:
     index = indexed()
     items, complete = gather(index, cursor("import pkg.mod as m\n"), time.perf_counter() - 1)
     assert items == [] and not complete
+
+
+def test_a_changed_project_file_drops_what_was_kept(tmp_path: Path) -> None:
+    from copilot_lsp.completion.workspace import Workspace
+    from tests.unit.context.test_imports_go import FILES as GO_FILES
+    from tests.unit.context.workspace_fixtures import index_workspace, write_package
+
+    root = write_package(tmp_path, GO_FILES)
+    workspace = Workspace()
+    retriever = workspace.retriever
+    for uri, file in index_workspace(root).files.items():
+        retriever.index.put(uri, file.path, file.summary)
+    text = 'package main\n\nimport "example.com/m/pkg/util"\n\nfunc main() {\n\tutil.\n'
+    syntax = SyntaxTree.for_language("go", text)
+    assert syntax is not None
+    above = text[: text.rindex("\n\tutil.") + 1]
+    go_cursor = Cursor(
+        (root / "main.go").as_uri(), "main.go", "go", above, 5, syntax.outline(text), root
+    )
+    first = retriever.lazy(go_cursor)(time.perf_counter() + FAR)
+    assert [item.path for item in first if item.kind == "imported module"] == ["pkg/util"]
+    (root / "go.mod").write_text("module example.com/other\n")
+    workspace.disk_changed((root / "pkg" / "util" / "util.go").as_uri())  # not a project file
+    assert retriever.lazy(go_cursor)(time.perf_counter() + FAR) is first
+    workspace.disk_changed((root / "go.mod").as_uri())
+    again = retriever.lazy(go_cursor)(time.perf_counter() + FAR)
+    assert [item for item in again if item.kind == "imported module"] == []

@@ -1,0 +1,153 @@
+"""One import (context/imported.py) followed into the workspace index: the public API of the
+module (of the package, for Go: a folder) it binds, or the definition of the name it binds.
+A module's re-exports are followed one level: JavaScript/TypeScript's `export * from "./x"`
+and `export { a } from "./x"` (a barrel `index.ts` leads to the files it re-exports), Rust's
+`pub use a::b::Thing;` (a crate's `lib.rs` facade) for the names it binds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from copilot_lsp.context import imports_rust, imports_script
+from copilot_lsp.context.imported import Imported, Place
+from copilot_lsp.context.languages import FAMILY
+from copilot_lsp.context.module_api import API_LINES, definition, module_api, package_api
+from copilot_lsp.context.repo_index import IndexedFile, RepoIndex
+
+MODULE = "imported module"
+DEFINITION = "definition"
+
+
+@dataclass(frozen=True, slots=True)
+class CrossFile:
+    """Code from another file for the prompt."""
+
+    path: str
+    text: str
+    kind: str
+
+
+def files_of(index: RepoIndex, imported: Imported, language_id: str) -> list[IndexedFile]:
+    """The indexed files `imported` leads to (a Go package's several; else one or none)."""
+    if imported.package:
+        return package_files(index, imported.module)
+    found = _module(index, imported.module, language_id)
+    return [found] if found is not None else []
+
+
+def package_files(index: RepoIndex, folder: str) -> list[IndexedFile]:
+    """A Go package: the non-test Go files of `folder`."""
+    return [
+        file
+        for file in index.folder(folder)
+        if file.language_id == "go" and not file.path.endswith("_test.go")
+    ]
+
+
+def follow(
+    index: RepoIndex, imported: Imported, language_id: str, own_uri: str, place: Place | None
+) -> list[CrossFile]:
+    """What the prompt should carry of `imported`, bound in the file `own_uri`."""
+    if imported.package:
+        files = [file for file in package_files(index, imported.module) if file.uri != own_uri]
+        api = package_api(files)
+        return [CrossFile(imported.module or ".", api, MODULE)] if api else []
+    if imported.name is not None and imported.submodule is not None:
+        submodule = _module(index, imported.submodule, language_id)
+        if submodule is not None and submodule.uri != own_uri:
+            return _api(index, submodule, place)
+    module = _module(index, imported.module, language_id)
+    if module is None or module.uri == own_uri:
+        return []
+    if imported.name is None:
+        return _api(index, module, place)
+    text = definition([module], imported.name)
+    if text is not None:
+        return [CrossFile(module.path, text, DEFINITION)]
+    for target, original in _reexported(index, module, imported.name, place):
+        if original == "*":
+            return [CrossFile(target.path, module_api(target), MODULE)]
+        text = definition([target], original)
+        if text is not None:
+            return [CrossFile(target.path, text, DEFINITION)]
+    return []
+
+
+def _module(index: RepoIndex, name: str, language_id: str) -> IndexedFile | None:
+    """Python names resolve by their ending too (`pkg.mod` under `src/`); the others are
+    workspace paths already, looked up exactly."""
+    return index.module(name) if language_id == "python" else index.exact(name)
+
+
+def _api(index: RepoIndex, module: IndexedFile, place: Place | None) -> list[CrossFile]:
+    """A module's API, then what it re-exports, within `API_LINES` together."""
+    found = [CrossFile(module.path, api, MODULE)] if (api := module_api(module)) else []
+    room = API_LINES - (api.count("\n") + 1 if api else 0)
+    for specifier, names in module.summary.reexports:
+        if room <= 0:
+            break
+        for target in _targets(index, module, specifier, place):
+            if names is None:
+                text = module_api(target, room)
+            else:
+                parts = [definition([target], original) for _, original in names]
+                text = "\n".join(part for part in parts if part)
+                text = "\n".join(text.split("\n")[:room]) if text else ""
+            if text:
+                found.append(CrossFile(target.path, text, MODULE))
+                room -= text.count("\n") + 1
+            break
+    return found
+
+
+def _reexported(
+    index: RepoIndex, module: IndexedFile, name: str, place: Place | None
+) -> Iterator[tuple[IndexedFile, str]]:
+    """(module, its name for it) of each re-export of `module` that may be `name`."""
+    if module.language_id == "rust":
+        yield from _rust_reexported(index, module, name, place)
+        return
+    for specifier, names in module.summary.reexports:
+        if names is None:
+            original = name
+        else:
+            matching = [original for exported, original in names if exported == name]
+            if not matching:
+                continue
+            original = matching[0]
+        for target in _targets(index, module, specifier, place):
+            yield target, original
+
+
+def _rust_reexported(
+    index: RepoIndex, module: IndexedFile, name: str, place: Place | None
+) -> Iterator[tuple[IndexedFile, str]]:
+    if place is None:
+        return
+    there = Place(place.root, module.path, place.files)
+    for statement, _ in module.summary.reexports:
+        for imported in imports_rust.parse(statement, there):
+            if imported.binding not in (name, "*"):
+                continue
+            submodule = index.exact(imported.submodule) if imported.submodule else None
+            if submodule is not None:  # `pub use a::b;`: the module itself
+                yield submodule, "*"
+                continue
+            target = index.exact(imported.module)
+            if target is not None and target.uri != module.uri:
+                yield target, imported.name or name
+
+
+def _targets(
+    index: RepoIndex, module: IndexedFile, specifier: str, place: Place | None
+) -> Iterator[IndexedFile]:
+    """The indexed modules `specifier`, written in `module`, leads to (itself excluded)."""
+    if FAMILY.get(module.language_id, "") not in ("javascript", "typescript"):
+        return
+    paths = place.files.script_paths(place.root, module.path) if place is not None else None
+    for key in imports_script.resolve(specifier, module.path, paths):
+        target = index.exact(key)
+        if target is not None and target.uri != module.uri:
+            yield target

@@ -1,0 +1,61 @@
+"""Go imports: `import "example.com/m/pkg/util"` and grouped `import ( u "…"; . "…"; _ "…" )`.
+
+An import path under the module path of the nearest go.mod (its `module` line) names a
+folder of the workspace: that folder is the package, all its non-test files together.
+Anything else (the standard library, other modules) is not in the workspace and resolves to
+nothing; a blank import (`_`) binds no name.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from copilot_lsp.context.imported import Imported, Place
+
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
+_SPEC = re.compile(r"(?:^|[\s(;])(?:([A-Za-z_]\w*|\.)\s+)?(?:\"([^\"\n]+)\"|`([^`\n]+)`)")
+
+
+def parse(statement: str, place: Place) -> list[Imported]:
+    """What an `import` declaration binds in the file at `place`."""
+    text = _COMMENT.sub(" ", statement).strip()
+    if not text.startswith("import"):
+        return []
+    module = place.files.go_module(place.root, place.relative)
+    if module is None:
+        return []
+    found: list[Imported] = []
+    for match in _SPEC.finditer(text[len("import") :]):
+        alias, path = match.group(1), match.group(2) or match.group(3)
+        folder = package_folder(path, module.path, module.folder)
+        if folder is None or alias == "_":
+            continue
+        binding = "*" if alias == "." else alias or _package_name(path)
+        found.append(Imported(folder, binding, package=True))
+    return found
+
+
+def package_folder(path: str, module_path: str, module_folder: str) -> str | None:
+    """The workspace folder of import path `path` in the module `module_path` whose go.mod
+    is in `module_folder`; None outside the module."""
+    if path == module_path:
+        rest = ""
+    elif path.startswith(module_path + "/"):
+        rest = path[len(module_path) + 1 :]
+    else:
+        return None
+    joined = posixpath.normpath(posixpath.join(module_folder, rest)) if rest else module_folder
+    if joined.startswith(".."):
+        return None
+    return "" if joined == "." else joined
+
+
+def _package_name(path: str) -> str:
+    """The name a package is used by: its path's last element, but a major version
+    (`…/yaml/v3`) or a `gopkg.in/yaml.v3` suffix."""
+    parts = path.split("/")
+    last = parts[-1]
+    if re.fullmatch(r"v\d+", last) and len(parts) > 1:
+        last = parts[-2]
+    return re.sub(r"\.v\d+$", "", last).replace("-", "_")

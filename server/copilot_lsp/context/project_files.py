@@ -1,0 +1,193 @@
+"""The project files that decide where an import leads: `go.mod`'s module path, `Cargo.toml`'s
+crate (its `src/` and root file), `tsconfig.json`/`jsconfig.json`'s `baseUrl` and `paths`.
+
+Retrieval runs on keystrokes, so each file is found and read once and kept (`ProjectFiles`)
+until one of them changes on disk: `workspace/didChangeWatchedFiles` and `didSave` call
+`forget` (context/indexer.py's watchers include these names). A file that cannot be read or
+parsed counts as absent: imports then resolve as far as they can without it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import posixpath
+import re
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+logger = logging.getLogger(__name__)
+
+GO_MOD = "go.mod"
+CARGO = "Cargo.toml"
+SCRIPT_CONFIGS = ("tsconfig.json", "jsconfig.json")
+PROJECT_FILES = frozenset({GO_MOD, CARGO, *SCRIPT_CONFIGS})
+"""The names whose change makes `forget` necessary."""
+MAX_BYTES = 1_000_000
+
+_GO_MODULE = re.compile(r"^\s*module\s+\"?([^\s\"/]+[^\s\"]*)\"?", re.MULTILINE)
+_JSON_NOISE = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.DOTALL)
+_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class GoModule:
+    folder: str
+    """Where go.mod is, relative to the workspace folder ("" at its top)."""
+    path: str
+    """Its `module` line: the import path of that folder."""
+
+
+@dataclass(frozen=True, slots=True)
+class Crate:
+    src: str
+    """The crate's `src/` folder, relative to the workspace folder."""
+    lib: str | None
+    """`src/lib.rs` when it exists."""
+    main: str | None
+    """`src/main.rs` when it exists."""
+    name: str
+    """The package's name as paths spell it (`my-crate` -> `my_crate`); "" when unknown."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptPaths:
+    base: str | None
+    """`compilerOptions.baseUrl` relative to the workspace folder; None when not set."""
+    paths: tuple[tuple[str, tuple[str, ...]], ...]
+    """`compilerOptions.paths` with each target relative to the workspace folder."""
+
+
+class ProjectFiles:
+    """The project files of the workspace folders, found and parsed once each."""
+
+    def __init__(self) -> None:
+        self._nearest: dict[tuple[Path, str, tuple[str, ...]], str | None] = {}
+        self._parsed: dict[tuple[Path, str], Any] = {}
+
+    def forget(self) -> None:
+        """A project file changed (or appeared, or went): read them again when next needed."""
+        self._nearest.clear()
+        self._parsed.clear()
+
+    def go_module(self, root: Path, relative: str) -> GoModule | None:
+        """The Go module `relative` (a file under `root`) belongs to."""
+        found = self._find(root, posixpath.dirname(relative), (GO_MOD,))
+        return self._load(root, found, _go_module) if found is not None else None
+
+    def crate(self, root: Path, relative: str) -> Crate | None:
+        """The Cargo package `relative` belongs to."""
+        found = self._find(root, posixpath.dirname(relative), (CARGO,))
+        return self._load(root, found, _crate) if found is not None else None
+
+    def script_paths(self, root: Path, relative: str) -> ScriptPaths | None:
+        """The path mapping of the tsconfig.json (else jsconfig.json) nearest `relative`."""
+        found = self._find(root, posixpath.dirname(relative), SCRIPT_CONFIGS)
+        return self._load(root, found, _script_paths) if found is not None else None
+
+    def _find(self, root: Path, folder: str, names: tuple[str, ...]) -> str | None:
+        """The nearest of `names` in `folder` or above it, up to `root` (a relative path)."""
+        key = (root, folder, names)
+        if key in self._nearest:
+            return self._nearest[key]
+        found: str | None = None
+        for name in names:
+            candidate = posixpath.join(folder, name) if folder else name
+            if (root / candidate).is_file():
+                found = candidate
+                break
+        if found is None and folder:
+            parent = posixpath.dirname(folder)
+            found = self._find(root, parent if parent != folder else "", names)
+        self._nearest[key] = found
+        return found
+
+    def _load(self, root: Path, relative: str, parse: Callable[[Path, str], T | None]) -> T | None:
+        key = (root, relative)
+        if key not in self._parsed:
+            try:
+                self._parsed[key] = parse(root, relative)
+            except (OSError, ValueError, TypeError, tomllib.TOMLDecodeError) as error:
+                logger.info("could not read %s: %s", relative, error)
+                self._parsed[key] = None
+        parsed: T | None = self._parsed[key]
+        return parsed
+
+
+def _read(root: Path, relative: str) -> str:
+    path = root / relative
+    if path.stat().st_size > MAX_BYTES:
+        raise ValueError("too large")
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def _go_module(root: Path, relative: str) -> GoModule | None:
+    match = _GO_MODULE.search(_read(root, relative))
+    return GoModule(posixpath.dirname(relative), match.group(1)) if match else None
+
+
+def _crate(root: Path, relative: str) -> Crate:
+    folder = posixpath.dirname(relative)
+    src = posixpath.join(folder, "src") if folder else "src"
+    lib, main = posixpath.join(src, "lib.rs"), posixpath.join(src, "main.rs")
+    package = tomllib.loads(_read(root, relative)).get("package", {})
+    name = package.get("name", "") if isinstance(package, dict) else ""
+    return Crate(
+        src,
+        lib if (root / lib).is_file() else None,
+        main if (root / main).is_file() else None,
+        name.replace("-", "_") if isinstance(name, str) else "",
+    )
+
+
+def json_with_comments(text: str) -> Any:
+    """JSON as tsconfig.json allows it: with comments and trailing commas."""
+    text = _JSON_NOISE.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", text)
+    return json.loads(_TRAILING_COMMA.sub(r"\1", text))
+
+
+def _options(root: Path, relative: str, depth: int = 0) -> list[tuple[str, dict[str, Any]]]:
+    """(config folder, compilerOptions) of `relative` and the relative configs it `extends`,
+    base first."""
+    config = json_with_comments(_read(root, relative))
+    if not isinstance(config, dict):
+        return []
+    folder = posixpath.dirname(relative)
+    found: list[tuple[str, dict[str, Any]]] = []
+    parent = config.get("extends")
+    if isinstance(parent, str) and parent.startswith(".") and depth < 3:
+        target = posixpath.normpath(posixpath.join(folder, parent))
+        target = target if target.endswith(".json") else target + ".json"
+        if not target.startswith("..") and (root / target).is_file():
+            found += _options(root, target, depth + 1)
+    options = config.get("compilerOptions")
+    found.append((folder, options if isinstance(options, dict) else {}))
+    return found
+
+
+def _script_paths(root: Path, relative: str) -> ScriptPaths:
+    base: str | None = None
+    paths: dict[str, Any] = {}
+    paths_folder = ""
+    for folder, options in _options(root, relative):  # a later config overrides an earlier
+        if isinstance(options.get("baseUrl"), str):
+            base = _join(folder, options["baseUrl"])
+        if isinstance(options.get("paths"), dict):
+            paths, paths_folder = options["paths"], folder
+    anchor = base if base is not None else paths_folder  # TS: paths without baseUrl
+    mapped = tuple(
+        (pattern, tuple(_join(anchor, t) for t in targets if isinstance(t, str)))
+        for pattern, targets in paths.items()
+        if isinstance(pattern, str) and isinstance(targets, list)
+    )
+    return ScriptPaths(base, mapped)
+
+
+def _join(folder: str, path: str) -> str:
+    joined = posixpath.normpath(posixpath.join(folder, path))
+    return "" if joined == "." else joined

@@ -1,0 +1,137 @@
+"""Go imports followed to their packages: a package is a folder, found through go.mod."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from copilot_lsp.context import imports
+from copilot_lsp.context.imported import Imported, Place
+from copilot_lsp.context.project_files import ProjectFiles
+from tests.unit.context.workspace_fixtures import retrieve, write_package
+
+UTIL = """package util
+
+// Max returns the larger of a and b.
+func Max(a, b int) int {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+func helper() int { return 0 }
+
+type Point struct {
+	X, Y int
+}
+
+const DefaultScale = 2
+"""
+POINT = """package util
+
+func NewPoint(x, y int) *Point { return &Point{x, y} }
+
+func (p *Point) Scale(factor int) Point { return Point{p.X * factor, p.Y * factor} }
+
+func (p Point) norm() int { return 0 }
+"""
+FILES = {
+    "go.mod": "module example.com/m\n\ngo 1.22\n",
+    "pkg/util/util.go": UTIL,
+    "pkg/util/point.go": POINT,
+    "pkg/util/util_test.go": "package util\n\nfunc TestMaxOnly(t *T) {}\n",
+    "pkg/dot/dot.go": "package dot\n\nfunc DotFunc(s string) bool { return true }\n",
+    "pkg/side/side.go": "package side\n\nfunc SideEffect() {}\n",
+    "svc/go.mod": 'module "example.com/svc"\n',
+    "svc/internal/db/db.go": (
+        "package db\n\nfunc Open(dsn string) (*Conn, error) { return nil, nil }\n"
+    ),
+}
+MAIN = """package main
+
+import (
+	"fmt"
+	u "example.com/m/pkg/util"
+	_ "example.com/m/pkg/side"
+	. "example.com/m/pkg/dot"
+	"github.com/other/lib"
+)
+
+func main() {
+	fmt.Println(lib.X)
+	p := u.
+"""
+
+
+def workspace(tmp_path: Path) -> Path:
+    return write_package(tmp_path / "ws", FILES)
+
+
+def test_an_aliased_package_brings_the_exported_api_of_all_its_files(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    found = retrieve(root, "cmd/app/main.go", MAIN)
+    modules = {path: text for kind, path, text in found if kind == "imported module"}
+    api = modules["pkg/util"]
+    assert "func Max(a, b int) int" in api
+    assert "func NewPoint(x, y int) *Point" in api
+    assert "const DefaultScale = 2" in api
+    # Methods under their type, though another file of the package defines them.
+    assert "type Point struct {\n\tX, Y int\n}\nfunc (p *Point) Scale(factor int) Point" in api
+    for hidden in ("helper", "norm", "TestMaxOnly"):
+        assert hidden not in api
+    # The dot import brings its package; the blank, standard and third-party ones nothing.
+    assert "func DotFunc(s string) bool" in modules["pkg/dot"]
+    assert set(modules) == {"pkg/util", "pkg/dot"}
+    assert not any("SideEffect" in text for _, _, text in found)
+
+
+def test_a_single_import_binds_the_last_element_and_comes_first_when_used(
+    tmp_path: Path,
+) -> None:
+    root = workspace(tmp_path)
+    text = (
+        'package main\n\nimport "example.com/m/pkg/dot"\nimport "example.com/m/pkg/util"\n\n'
+        'func main() {\n\tdot.DotFunc("")\n\tutil.Max(1, 2)\n\tx := util.\n'
+    )
+    paths = [path for kind, path, _ in retrieve(root, "main.go", text) if kind == "imported module"]
+    assert paths == ["pkg/util", "pkg/dot"]
+
+
+def test_the_nearest_go_mod_decides_the_module_path(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    text = 'package main\n\nimport "example.com/svc/internal/db"\n\nfunc main() {\n\tdb.\n'
+    found = retrieve(root, "svc/cmd/main.go", text)
+    assert ("imported module", "svc/internal/db", "func Open(dsn string) (*Conn, error)") in found
+    # From the outer module the same path is another module's: not in this workspace's.
+    assert not [item for item in retrieve(root, "cmd/main.go", text) if "Open" in item[2]]
+
+
+def test_import_declarations_parse_to_package_folders(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    place = Place(root, "cmd/app/main.go", ProjectFiles())
+    assert imports.parse(
+        MAIN.split("func")[0].split("\n\n", 1)[1], "go", place.relative, place
+    ) == [
+        Imported("pkg/util", "u", package=True),
+        Imported("pkg/dot", "*", package=True),
+    ]
+    assert imports.parse('import "example.com/m"', "go", place.relative, place) == [
+        Imported("", "m", package=True)
+    ]
+    assert imports.parse('import yaml "gopkg.in/yaml.v3"', "go", place.relative, place) == []
+    no_module = Place(tmp_path, "x/main.go", ProjectFiles())  # no go.mod above
+    assert imports.parse('import "example.com/m/pkg/util"', "go", "x/main.go", no_module) == []
+
+
+def test_project_files_are_read_once_until_forgotten(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    files = ProjectFiles()
+    place = Place(root, "cmd/main.go", files)
+    before = imports.parse('import "example.com/m/pkg/util"', "go", place.relative, place)
+    assert before == [Imported("pkg/util", "util", package=True)]
+    (root / "go.mod").write_text("module example.com/renamed\n")
+    # Kept: a keystroke never reads go.mod again…
+    assert imports.parse('import "example.com/m/pkg/util"', "go", place.relative, place) == before
+    files.forget()  # …until the watched-files path says it changed.
+    assert imports.parse('import "example.com/m/pkg/util"', "go", place.relative, place) == []
+    assert imports.parse('import "example.com/renamed/pkg/util"', "go", place.relative, place)

@@ -1,0 +1,134 @@
+"""JavaScript/TypeScript imports beyond relative paths: CommonJS and TypeScript `require`,
+tsconfig/jsconfig `baseUrl` and `paths`, re-exports followed one level."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from copilot_lsp.context import imports
+from copilot_lsp.context.imported import Imported, Place
+from copilot_lsp.context.project_files import ProjectFiles, json_with_comments
+from tests.unit.context.workspace_fixtures import retrieve, write_package
+
+TSCONFIG = """{
+  // comments and trailing commas, as tsc allows
+  "compilerOptions": {
+    "baseUrl": ".",
+    /* the aliases */
+    "paths": { "@/*": ["src/*"], "~lib": ["src/lib/index.ts"], "@app/*": ["src/app/*"], },
+  },
+}
+"""
+X = """export function formatPrice(cents: number, currency: string): string {
+  return `${cents} ${currency}`;
+}
+
+function internalOnly(): void {}
+
+export const TAX_RATE = 0.2;
+
+export class Cart {
+  add(item: string): void {}
+  private secret(): void {}
+}
+"""
+FILES = {
+    "tsconfig.json": TSCONFIG,
+    "src/utils/x.ts": X,
+    "src/utils/index.ts": 'export * from "./x";\nexport { helperA as aliasA } from "./y";\n',
+    "src/utils/y.js": "function helperA(a, b) {\n  return a;\n}\n\nmodule.exports = { helperA };\n",
+    "src/lib/index.ts": "export function libFn(depth: number): number {\n  return depth;\n}\n",
+    "src/widgets/Button.tsx": "export function Button(props: ButtonProps): JSX.Element {\n"
+    "  return <button />;\n}\n",
+    "src/app/z.js": "export function zeta() {}\n",
+}
+
+
+def workspace(tmp_path: Path) -> Path:
+    return write_package(tmp_path / "ws", FILES)
+
+
+def test_a_paths_alias_leads_to_the_definition(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    found = retrieve(root, "src/app/main.ts", 'import { formatPrice } from "@/utils/x";\n\n')
+    assert (
+        "definition",
+        "src/utils/x.ts",
+        "export function formatPrice(cents: number, currency: string): string",
+    ) in found
+    found = retrieve(root, "src/app/main.ts", 'import { libFn } from "~lib";\n\n')
+    assert ("definition", "src/lib/index.ts", "export function libFn(depth: number): number") in (
+        found
+    )
+
+
+def test_a_namespace_import_of_a_barrel_brings_what_it_re_exports(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    found = retrieve(root, "src/app/main.ts", 'import * as utils from "@/utils";\n\nutils.\n')
+    modules = {path: text for kind, path, text in found if kind == "imported module"}
+    api = modules["src/utils/x.ts"]
+    assert "export function formatPrice(cents: number, currency: string): string" in api
+    assert "export const TAX_RATE = 0.2;" in api
+    assert "export class Cart\n    add(item: string): void" in api
+    assert "internalOnly" not in api and "secret" not in api
+    assert modules["src/utils/y.js"] == "function helperA(a, b)"
+
+
+def test_a_name_re_exported_under_an_alias_leads_to_its_definition(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    found = retrieve(root, "src/app/main.ts", 'import { aliasA, Cart } from "../utils";\n\n')
+    assert ("definition", "src/utils/y.js", "function helperA(a, b)") in found
+    assert any(
+        path == "src/utils/x.ts" and text.startswith("export class Cart") for _, path, text in found
+    )
+
+
+def test_require_forms_bind_modules_and_names(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    found = retrieve(root, "src/app/main.js", 'const { helperA } = require("../utils/y");\n\n')
+    assert ("definition", "src/utils/y.js", "function helperA(a, b)") in found
+    found = retrieve(root, "src/app/main.ts", 'import x = require("../utils/x");\n\nx.\n')
+    assert any(kind == "imported module" and path == "src/utils/x.ts" for kind, path, _ in found)
+    found = retrieve(root, "src/app/main.tsx", 'import { Button } from "@/widgets/Button";\n\n')
+    assert any(path == "src/widgets/Button.tsx" for _, path, _ in found)
+
+
+def test_bare_packages_and_a_broken_tsconfig_resolve_to_nothing(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    place = Place(root, "src/app/main.ts", ProjectFiles())
+    for statement in ('import React from "react";', 'const _ = require("lodash");'):
+        assert imports.parse(statement, "typescript", place.relative, place) == [
+            Imported(statement.split('"')[1], statement.split()[1])
+        ]  # under baseUrl "." they name paths; none is indexed:
+    found = retrieve(
+        root, "src/app/main.ts", 'import React from "react";\nimport _ from "lodash";\n'
+    )
+    assert [item for item in found if item[0] != "similar code"] == []
+    (root / "tsconfig.json").write_text('{ "compilerOptions": { "paths": ')  # mid-edit
+    place = Place(root, "src/app/main.ts", ProjectFiles())
+    assert (
+        imports.parse('import { f } from "@/utils/x";', "typescript", place.relative, place) == []
+    )
+    assert imports.parse('import { f } from "./z";', "typescript", place.relative, place) == [
+        Imported("src/app/z", "f", "f")
+    ]
+
+
+def test_the_nearest_config_applies_and_paths_work_without_base_url(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    write_package(
+        root,
+        {
+            "packages/web/jsconfig.json": '{"compilerOptions": {"paths": {"#/*": ["./lib/*"]}}}',
+            "packages/web/lib/api.js": "export function fetchUser(id) {\n  return id;\n}\n",
+        },
+    )
+    found = retrieve(root, "packages/web/app.js", 'import { fetchUser } from "#/api";\n\n')
+    assert ("definition", "packages/web/lib/api.js", "export function fetchUser(id)") in found
+    place = Place(root, "packages/web/app.js", ProjectFiles())
+    assert imports.parse('import a from "@/utils/x"', "javascript", place.relative, place) == []
+
+
+def test_json_with_comments_keeps_strings_intact() -> None:
+    parsed = json_with_comments('{"a": "http://x/*y*/", // c\n "b": [1,],}')
+    assert parsed == {"a": "http://x/*y*/", "b": [1]}
