@@ -110,8 +110,9 @@ class CopilotService:
                 self.workspace.indexer.changed(uri)
 
     def shutdown(self) -> None:
-        """Stop indexing (its worker process ends with it)."""
+        """Stop indexing (its worker process ends with it) and any prefix warm-up."""
         self.workspace.indexer.close()
+        self.pipeline.stages.warmer.on_busy()
 
     def open(self, uri: str, language_id: str, version: int, text: str) -> None:
         self.workspace.open(uri, language_id, version, text)

@@ -45,6 +45,13 @@ class WorkspaceIndexSettings(Section):
     """Larger files are not indexed."""
     max_files: int = Field(default=20_000, ge=0, le=1_000_000)
     """Files indexed at most, over all workspace folders (in path order)."""
+    warm_prefix: bool = True
+    """With the index on, send a prompt's head (the code from other files, before the current
+    file's) to the engine in the background when it changes and the engine has no completion
+    open, as a request for one token, so that the next keystroke's request finds it in the
+    engine's prefix cache (completion/prefix_warmup.py). It never holds up a completion: a
+    completion that starts closes it. Behind a router, whether the keystroke's request lands
+    on the replica that was warmed is the router's call (prefix-aware routing)."""
 
 
 class ContextSettings(Section):
