@@ -134,6 +134,27 @@ def test_fim_template_carries_the_suffix_and_repo_template_files() -> None:
     assert "<|file_sep|>big.py\n<|fim_prefix|>def f(x):\n    return gather()" in repo.prompt
 
 
+def test_starcoder2_puts_other_files_in_its_repository_format() -> None:
+    other_text = "def gather():\n    pass\n"
+    tree = SyntaxTree.for_language("python", other_text)
+    assert tree is not None
+    index = snippets.definitions(tree.tree(other_text), "python", 1e12)
+    text = "def f(x):\n    return gather()\n"
+    built = build_prompt(
+        request(text, len(text), others=[OtherDocument("pkg/g.py", lambda: index)]),
+        load_template("starcoder2"),
+        TokenCounter(),
+        limits(repo="demo"),
+    )
+    assert built.prompt == (
+        "<repo_name>demo<file_sep>pkg/g.py\ndef gather():"
+        "<file_sep>big.py\n<fim_prefix>def f(x):\n    return gather()<fim_suffix><fim_middle>"
+    )
+    assert built.head == (
+        "<repo_name>demo<file_sep>pkg/g.py\ndef gather():<file_sep>big.py\n<fim_prefix>"
+    )
+
+
 def test_codestral_puts_the_suffix_first() -> None:
     text = "a = 1\nb = \nc = 3\n"
     offset = text.index("b = ") + 4
