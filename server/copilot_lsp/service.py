@@ -102,8 +102,14 @@ class CopilotService:
         self.workspace.index_folders(folder_uris)
 
     def files_changed(self, changes: list[tuple[str, bool]]) -> None:
-        """Files changed on disk: (uri, deleted) each."""
+        """Files changed on disk: (uri, deleted) each; a folder deleted; a `.gitignore`
+        changed (the index follows its rules without a restart)."""
+        indexer = self.workspace.indexer
+        if any(uri.rsplit("/", 1)[-1] == ".gitignore" for uri, _ in changes):
+            indexer.rules_changed()
         for uri, deleted in changes:
+            if uri.rsplit("/", 1)[-1] == ".gitignore":
+                continue
             if deleted:
                 self.workspace.indexer.deleted(uri)
             elif uri not in self.workspace:  # an open document's text is the editor's

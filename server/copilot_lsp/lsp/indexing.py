@@ -15,6 +15,7 @@ logger = logging.getLogger(__name__)
 
 WATCHER_ID = "copilot-lsp/workspace-index"
 WATCHED = "**/*.{" + ",".join(sorted(suffix[1:] for suffix in EXTENSIONS)) + "}"
+IGNORE_FILES = "**/.gitignore"
 PROGRESS_TOKEN = "copilot-lsp/indexing"
 
 
@@ -37,9 +38,15 @@ def can_watch(capabilities: types.ClientCapabilities) -> bool:
 
 
 async def register_watchers(server: Any) -> None:
-    """Ask the client to tell `workspace/didChangeWatchedFiles` for the indexed languages."""
+    """Ask the client to tell `workspace/didChangeWatchedFiles` for the indexed languages, the
+    `.gitignore` files (their rules decide what is indexed) and deleted folders (a client
+    reports a folder's deletion once, not each file in it)."""
     options = types.DidChangeWatchedFilesRegistrationOptions(
-        watchers=[types.FileSystemWatcher(glob_pattern=WATCHED)]
+        watchers=[
+            types.FileSystemWatcher(glob_pattern=WATCHED),
+            types.FileSystemWatcher(glob_pattern=IGNORE_FILES),
+            types.FileSystemWatcher(glob_pattern="**/*", kind=types.WatchKind.Delete),
+        ]
     )
     registration = types.Registration(
         id=WATCHER_ID, method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options
