@@ -13,12 +13,16 @@ are those that requests build (`offer`, in the prepare stage). A request that go
 token has put its whole prompt in the cache: its head needs nothing more (`answered`). One
 that the next keystroke closed before that may have left its head half computed; once the
 engine has no completion open (the inflight limiter's `on_idle`, during the next request's
-debounce for instance), the newest such head goes out as a warm-up. It never holds a slot of
-`completion.maxInflight` and never waits for one: a completion that takes a slot closes the
-warm-up (`stop`, the limiter's `on_busy`), and the engine aborts it after its current step,
-keeping what it computed. Warm-ups are not completions: they are counted here only
+debounce for instance), the newest such head goes out as a warm-up, once per head. It never
+holds a slot of `completion.maxInflight` and never waits for one: a completion that takes a
+slot closes the warm-up (the limiter's `on_busy`), and the engine aborts it after its
+current step, keeping what it computed. Warm-ups are not completions: they are counted here only
 (`copilot/stats` → `engine.prefix_warm_ups`), never in the completion log or its rolling
 figures.
+
+Off by default (`context.workspace.warmPrefix`): on the embedded CPU engine, where vLLM
+aborts a request only between steps and a prefill is one step, it made typing pauses worse
+in every repeat of the replay (docs/benchmarks/replay/README.md, "Prefix warm-up").
 
 Behind a router (engine/router.py) a warm-up is a request like any other: whether the next
 request lands on the replica that was warmed is the routing policy's call (vllm-router's
@@ -56,7 +60,8 @@ class WarmUpCounts:
     done: int = 0
     """Answered: the head is in the engine's prefix cache."""
     cancelled: int = 0
-    """Closed because a completion started (the head is offered again at the next idle)."""
+    """Closed because a completion started (not sent again: what the engine began of it
+    stays in the cache)."""
     failed: int = 0
     skipped_answered: int = 0
     """Heads not sent because a completion carrying them got its first token first."""
@@ -105,7 +110,7 @@ class PrefixWarmer:
 
     def on_busy(self) -> None:
         """A completion takes the engine: close the warm-up (the engine keeps what it
-        computed of it; the head stays offered)."""
+        computed of it)."""
         task = self._task
         if task is not None and not task.done():
             task.cancel()
@@ -119,10 +124,15 @@ class PrefixWarmer:
             return
         head, extra = self._pending
         self._pending = None
+        # Once per head, answered or closed: the engine aborts a closed request only after
+        # its current step, so a warm-up it began has left the head's blocks in the cache,
+        # and sending it again at every idle moment is a request per keystroke (measured:
+        # 240 closed of 242 sent in one replay, docs/benchmarks/replay/prefix-warmup).
+        self._warm = head
         self._sending = head
         self.counts.sent += 1
         request = CompletionRequest(prompt=head, max_tokens=1, temperature=0.0, extra=extra)
-        self._task = asyncio.ensure_future(self._send(head, extra, request))
+        self._task = asyncio.ensure_future(self._send(request))
 
     async def close(self) -> None:
         """Stop the warm-up in flight, if any (the server shuts down)."""
@@ -132,15 +142,13 @@ class PrefixWarmer:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-    async def _send(self, head: str, extra: dict[str, Any], request: CompletionRequest) -> None:
+    async def _send(self, request: CompletionRequest) -> None:
         stream = self._engine.stream(request)
         try:
             async for _ in stream:
                 pass  # one token at most: the first chunk means the prefill is done
         except asyncio.CancelledError:
             self.counts.cancelled += 1
-            if self._pending is None and self._warm != head:
-                self._pending = (head, extra)  # offered again at the next idle moment
             raise
         except Exception as error:  # a background request: whatever fails, it ends here
             self.counts.failed += 1
@@ -148,7 +156,6 @@ class PrefixWarmer:
             logger.log(level, "prefix warm-up failed: %s", type(error).__name__)
         else:
             self.counts.done += 1
-            self._warm = head
         finally:
             self._sending = None
             # Closing the stream closes the HTTP response: the engine aborts the request.

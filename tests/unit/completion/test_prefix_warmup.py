@@ -70,7 +70,7 @@ async def test_only_the_newest_head_goes_out_and_a_busy_engine_is_left_alone() -
     assert warm.counts.skipped_superseded == 1
 
 
-async def test_a_completion_taking_a_slot_closes_the_warm_up_which_is_offered_again() -> None:
+async def test_a_completion_taking_a_slot_closes_the_warm_up_which_is_not_sent_again() -> None:
     engine = ScriptedEngine(["x", "y"], pause=5.0)
     slots = InflightLimiter()
     warm = PrefixWarmer(engine, lambda: slots.active > 0)
@@ -84,5 +84,13 @@ async def test_a_completion_taking_a_slot_closes_the_warm_up_which_is_offered_ag
         await settle()
         assert warm.counts.cancelled == 1 and engine.closed == 1
     await settle()
-    assert len(engine.requests) == 2  # idle again: the head goes out once more
+    assert len(engine.requests) == 1  # idle again: the engine has begun this head already
+    warm.offer(HEAD, {})
+    warm.on_idle()
+    await settle()
+    assert len(engine.requests) == 1 and warm.counts.sent == 1
+    warm.offer(OTHER, {})  # a new head is sent
+    warm.on_idle()
+    await settle()
+    assert [r.prompt for r in engine.requests] == [HEAD, OTHER]
     await warm.close()
