@@ -102,17 +102,24 @@ class CopilotService:
         self.workspace.index_folders(folder_uris)
 
     def files_changed(self, changes: list[tuple[str, bool]]) -> None:
-        """Files changed on disk: (uri, deleted) each."""
+        """Files changed on disk: (uri, deleted) each; a folder deleted; a `.gitignore`
+        changed (the index follows its rules without a restart)."""
+        indexer = self.workspace.indexer
+        if any(uri.rsplit("/", 1)[-1] == ".gitignore" for uri, _ in changes):
+            indexer.rules_changed()
         for uri, deleted in changes:
             self.workspace.disk_changed(uri)
+            if uri.rsplit("/", 1)[-1] == ".gitignore":
+                continue
             if deleted:
                 self.workspace.indexer.deleted(uri)
             elif uri not in self.workspace:  # an open document's text is the editor's
                 self.workspace.indexer.changed(uri)
 
     def shutdown(self) -> None:
-        """Stop indexing (its worker process ends with it)."""
+        """Stop indexing (its worker process ends with it) and any prefix warm-up."""
         self.workspace.indexer.close()
+        self.pipeline.stages.warmer.on_busy()
 
     def open(self, uri: str, language_id: str, version: int, text: str) -> None:
         self.workspace.open(uri, language_id, version, text)

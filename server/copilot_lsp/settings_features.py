@@ -54,6 +54,19 @@ class WorkspaceIndexSettings(Section):
     """Larger files are not indexed."""
     max_files: int = Field(default=20_000, ge=0, le=1_000_000)
     """Files indexed at most, over all workspace folders (in path order)."""
+    warm_prefix: bool = False
+    """With the index on, send a prompt's head (the code from other files, before the current
+    file's) to the engine in the background when a keystroke's request carrying a new head
+    was closed before its first token, once per head, while no completion is open: a request
+    for one token, so that the next keystroke's request finds the head in the engine's prefix
+    cache (completion/prefix_warmup.py); a completion that starts closes it. Off by default:
+    on the embedded CPU engine it cost more than it saved (replayed sessions with the index
+    on: ghost text at 79 % of typing pauses against 93 % without it, first line there 565
+    against 460 ms at the median; docs/benchmarks/replay/prefix-warmup), since vLLM aborts a
+    request only between steps and a warm-up whose prefill has begun holds up the next
+    keystroke's request. Behind a router,
+    whether that request lands on the replica that was warmed is the router's call
+    (prefix-aware routing)."""
 
 
 class ContextSettings(Section):

@@ -84,6 +84,27 @@ async def test_other_open_files_switch_qwen_to_the_repository_format(session: Se
     assert "<|file_sep|>shop.py\n<|fim_prefix|>def total(items):<|fim_suffix|>" in prompt
 
 
+async def test_other_open_files_go_in_starcoder2s_repository_format(session: Session) -> None:
+    session.engine.models = ["bigcode/starcoder2-15b"]
+    special = {"<fim_prefix>", "<fim_suffix>", "<fim_middle>", "<file_sep>", "<repo_name>"}
+    session.engine.tokenize = word_tokens(special)
+    session.engine.default = Reply(chunks=["return weight * rate"])
+    await session.initialize()
+    session.open(
+        "def shipping_cost(weight, rate):\n    return weight * rate\n",
+        uri="file:///work/util.py",
+    )
+    shop = "def total(items):\n    cost = shipping_cost(2, 3)\n    \n"
+    uri = session.open(shop, uri="file:///work/shop.py")
+    await session.complete(uri, 2, 4)
+    prompt = session.engine.requests[-1].body["prompt"]
+    assert prompt.startswith("<repo_name><file_sep>util.py\ndef shipping_cost(weight, rate):")
+    assert "<file_sep>shop.py\n<fim_prefix>def total(items):\n    cost = " in prompt
+    assert special <= set(session.engine.tokenized)  # each confirmed as one token
+    assert (await session.stats())["prompt"]["family"] == "starcoder2"
+    assert warnings(session) == []
+
+
 async def test_smollm2_still_gets_prefix_only_prompts(session: Session) -> None:
     session.engine.models = ["smollm2-135m"]
     session.engine.default = Reply(chunks=["result = width * height"])

@@ -155,3 +155,57 @@ async def test_watched_file_events_and_saves_update_the_index(
     await asyncio.sleep(1.0)
     prompt = await prompt_on_new_lines(6, "    value = saved_function(True)\n    x = \n")
     assert "def saved_function(flag: bool) -> str: ..." in prompt
+
+
+async def test_a_gitignore_change_and_a_deleted_folder_apply_without_a_restart(
+    workspace_session: tuple[FakeSession, Path, Path],
+) -> None:
+    session, root, _ = workspace_session
+    session.engine.default = Reply(chunks=["x"])
+    registrations = await start(session, root)
+    await until(lambda: progress_ends(session), within=60, what="the index's first pass")
+    await until(lambda: registrations, what="the file watchers' registration")
+    options = registrations[0].registrations[0].register_options
+    assert isinstance(options, dict)  # as it came over the wire
+    globs = [watcher["globPattern"] for watcher in options["watchers"]]
+    assert "**/.gitignore" in globs and "**/*" in globs
+    uri = session.open(MAIN, uri=(root / "main.py").as_uri())
+
+    async def files() -> int:
+        return int((await session.stats())["index"]["files"])
+
+    assert await files() == 3
+    (root / ".gitignore").write_text("pkg/helpers.py\n")
+    session.client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            [types.FileEvent((root / ".gitignore").as_uri(), types.FileChangeType.Created)]
+        )
+    )
+    for _ in range(100):
+        if await files() == 2:
+            break
+        await asyncio.sleep(0.1)
+    at = types.Range(types.Position(5, 0), types.Position(5, 0))
+    session.client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(version=2, uri=uri),
+            [types.TextDocumentContentChangePartial(range=at, text="    helpers.\n")],
+        )
+    )
+    await session.complete(uri, 5, len("    helpers."))
+    assert "compute_total" not in str(session.engine.requests[-1].body["prompt"])
+    assert await files() == 2
+
+    (root / "pkg" / "__init__.py").unlink()
+    (root / "pkg" / "helpers.py").unlink()
+    (root / "pkg").rmdir()
+    session.client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            [types.FileEvent((root / "pkg").as_uri(), types.FileChangeType.Deleted)]
+        )
+    )
+    for _ in range(100):
+        if await files() == 1:
+            break
+        await asyncio.sleep(0.1)
+    assert await files() == 1  # main.py only

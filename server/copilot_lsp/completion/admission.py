@@ -57,12 +57,16 @@ class Backoff:
 
 
 class InflightLimiter:
-    """At most `cap` holders at once; the others wait in `slot` (cancellable)."""
+    """At most `cap` holders at once; the others wait in `slot` (cancellable). `on_busy` hears
+    each holder take a slot, `on_idle` the last one leave with nobody waiting (the prefix
+    warm-up runs in between: completion/prefix_warmup.py)."""
 
     def __init__(self) -> None:
         self.active = 0
         self.peak = 0
         self._waiters: list[asyncio.Future[None]] = []
+        self.on_busy: Callable[[], None] = lambda: None
+        self.on_idle: Callable[[], None] = lambda: None
 
     @property
     def waiting(self) -> int:
@@ -81,6 +85,7 @@ class InflightLimiter:
                     self._waiters.remove(waiter)
         self.active += 1
         self.peak = max(self.peak, self.active)
+        self.on_busy()
         try:
             yield
         finally:
@@ -89,3 +94,5 @@ class InflightLimiter:
             for waiter in waiters:  # each re-checks the cap; the losers wait again
                 if not waiter.done():
                     waiter.set_result(None)
+            if self.active == 0 and not waiters:
+                self.on_idle()

@@ -91,6 +91,9 @@ class BuiltPrompt:
     first_line: int
     snippets: list[Snippet] = field(default_factory=list)
     skeleton_lines: int = 0
+    head: str = ""
+    """The prompt up to where the current file's code starts (`PromptTemplate.head`): what a
+    prefix warm-up sends (completion/prefix_warmup.py)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +121,9 @@ def build_prompt(
         repo=limits.repo,
         language_id=request.language_id,
     )
+    head = template.head(
+        snippets=chosen, path=request.path, repo=limits.repo, language_id=request.language_id
+    )
     return BuiltPrompt(
         prompt=prompt,
         context=window.context,
@@ -126,6 +132,7 @@ def build_prompt(
         first_line=window.first,
         snippets=chosen,
         skeleton_lines=skeleton.count("\n"),
+        head=head,
     )
 
 

@@ -87,7 +87,7 @@ class CompletionService:
     def state(self) -> dict[str, Any]:
         """Engine health, requests in flight, engine requests open now, at most so far and
         waiting for a slot (completion.max_inflight), failures in a row behind the current
-        backoff."""
+        backoff, and what the prefix warm-ups did (completion/prefix_warmup.py)."""
         return {
             "healthy": self.engine_healthy,
             "inflight": self.inflight,
@@ -95,6 +95,7 @@ class CompletionService:
             "requests_open_peak": self.stages.slots.peak,
             "requests_waiting": self.stages.slots.waiting,
             "failures_in_a_row": self.stages.backoff.failures,
+            "prefix_warm_ups": self.stages.warmer.counts.as_dict(),
         }
 
     async def complete(

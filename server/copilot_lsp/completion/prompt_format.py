@@ -2,7 +2,8 @@
 
 With `prompt.family` unset the engine is asked once what it serves (`/v1/models`), the family
 is picked by name (completion/families.py) and confirmed with the engine's own tokenizer
-(the family's FIM markers must be single tokens). Token counts for the prompt budget come
+(the family's FIM markers, and the repository markers of a repository-level format, must be
+single tokens). Token counts for the prompt budget come
 from a tokenizer that matches the served model: a `tokenizer.json` on this machine when one
 fits, else the engine's `/tokenize`. The answer is kept until the engine or the prompt
 settings change; each message reaches the user once.
@@ -177,9 +178,29 @@ class PromptFormats:
                 "fill-in-the-middle is what the base model is trained for (serve e.g. "
                 "Qwen/Qwen2.5-Coder-32B rather than its -Instruct variant)."
             )
-        repo = load_template(template.repo_variant) if template.repo_variant else None
+        repo = await self._repo_variant(engine, served, template)
         counter = await self._counter(settings, template, served, engine)
         return PromptFormat(template, counter, "served model", served, repo)
+
+    async def _repo_variant(
+        self, engine: CompletionEngine, served: ServedModel, template: PromptTemplate
+    ) -> PromptTemplate | None:
+        """The family's repository-level variant, when the served model's tokenizer holds its
+        markers too (Qwen2.5-Coder's `<|repo_name|>`, `<|file_sep|>`); else None: code from
+        other files goes in as the base family's comments."""
+        if template.repo_variant is None:
+            return None
+        repo = load_template(template.repo_variant)
+        extra = [marker for marker in repo.fim_markers if marker not in template.fim_markers]
+        counts = await self._marker_counts(engine, extra) if extra else None
+        if counts is not None and not markers_present(counts):
+            lacking = [m for m, n in counts.items() if not markers_present({m: n})]
+            self._tell(
+                f"the engine serves {_name(served)}, whose tokenizer lacks the repository "
+                f"markers ({', '.join(lacking)}): code from other files goes in as comments."
+            )
+            return None
+        return repo
 
     async def _marker_counts(
         self, engine: CompletionEngine, markers: list[str]

@@ -32,6 +32,7 @@ from copilot_lsp.completion.cutting import BlockCutter
 from copilot_lsp.completion.mode import Mode, choose_mode
 from copilot_lsp.completion.pacing import EnginePace
 from copilot_lsp.completion.postprocess import fit_to_file, replaced_closers
+from copilot_lsp.completion.prefix_warmup import PrefixWarmer
 from copilot_lsp.completion.prompt_format import PromptFormats
 from copilot_lsp.completion.request import InlineRequest
 from copilot_lsp.completion.suggestion import PartialSink, Suggestion
@@ -81,6 +82,13 @@ class InlineStages:
         self.backoff = Backoff(clock)
         self.slots = InflightLimiter()
         """Engine requests open now, over all documents (`completion.max_inflight`)."""
+        self.warmer = PrefixWarmer(
+            engine,
+            lambda: self.slots.active > 0 or self.slots.waiting > 0 or self.backoff.failures > 0,
+        )
+        """Sends prompt heads ahead while no completion is open (`context.workspace.warmPrefix`)."""
+        self.slots.on_busy = self.warmer.on_busy
+        self.slots.on_idle = self.warmer.on_idle
         self.pace = EnginePace()
         """The engine's recent time to first token, which the debounce follows."""
         self._clock = clock
@@ -144,6 +152,9 @@ class InlineStages:
             stop=tuple(dict.fromkeys([*template.stop, *settings.prompt.stop])),
             extra=dict(options.extra_body),
         )
+        index = settings.context.workspace
+        if index.enabled and index.warm_prefix:
+            self.warmer.offer(built.head, engine_request.extra)
         cutter = BlockCutter(
             mode,
             line_before,
@@ -194,6 +205,7 @@ class InlineStages:
                     if not answered:
                         answered = True
                         self.pace.answered(self._clock() - sent)
+                        self.warmer.answered(prepared.built.head)
                     if sampled is not None:
                         sampled.start()  # the prompt is in the engine's prefix cache now
                     if chunk.index:

@@ -17,6 +17,7 @@ from copilot_lsp import paths
 from copilot_lsp.errors import ConfigError
 
 _PLACEHOLDER = re.compile(r"\{(prefix|suffix|snippets|path|repo|content)\}")
+_CURRENT_FILE = re.compile(r"\{(prefix|suffix)\}")
 
 # Line-comment leaders, for snippets rendered as comments.
 COMMENT = {
@@ -92,6 +93,18 @@ class PromptTemplate(BaseModel):
             "snippets": self.render_snippets(snippets, language_id),
         }
         return _fill(self.template, values)
+
+    def head(self, *, snippets: list[Snippet], path: str, repo: str, language_id: str) -> str:
+        """The rendered prompt up to where the current file's code starts (its first `{prefix}`
+        or `{suffix}`): the part that stays the same while the user types in one place, so
+        `render` with the same snippets, path and repo starts with exactly this text."""
+        cut = _CURRENT_FILE.search(self.template)
+        values = {
+            "path": path,
+            "repo": repo,
+            "snippets": self.render_snippets(snippets, language_id),
+        }
+        return _fill(self.template[: cut.start() if cut else len(self.template)], values)
 
     def render_snippets(self, snippets: list[Snippet], language_id: str) -> str:
         if not snippets:

@@ -114,9 +114,12 @@ class WorkspaceIndexer:
         self._queue: dict[str, bool] = {}
         """uri -> whether it must pass discovery's rules first (it was not discovered)."""
         self._known: set[str] = set()
+        self._waiting: set[str] = set()
+        """Files of the first pass not indexed yet."""
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._rediscoveries: set[asyncio.Task[None]] = set()
         self.idle = asyncio.Event()
         """Set while nothing waits to be indexed (tests and benchmarks wait for it)."""
         self._started = 0.0
@@ -144,11 +147,14 @@ class WorkspaceIndexer:
         if self._task is not None:
             self._task.cancel()
             self._task = None
+        for task in self._rediscoveries:
+            task.cancel()
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
         self._queue.clear()
         self._known.clear()
+        self._waiting = set()
         self._first_pass = None
         self.index.clear()
         self.idle.set()
@@ -207,12 +213,47 @@ class WorkspaceIndexer:
         self.changed(uri)
 
     def deleted(self, uri: str) -> None:
-        self._queue.pop(uri, None)
-        self._known.discard(uri)
-        self.index.remove(uri)
+        """`uri` was deleted: a file, or a folder with every file under it (a client reports a
+        deleted folder once, not its files). Only a name without a dot is taken for a folder
+        (`src`, `pkg`): looking for the files under it walks every file indexed."""
+        gone = [uri]
+        if "." not in uri.rstrip("/").rsplit("/", 1)[-1] and uri not in self._known:
+            inside = uri.rstrip("/") + "/"
+            gone += [k for k in (*self._known, *self._queue) if k.startswith(inside)]
+        for each in gone:
+            self._waiting.discard(each)
+            self._queue.pop(each, None)
+            self._known.discard(each)
+            self.index.remove(each)
+
+    def rules_changed(self) -> None:
+        """A `.gitignore` changed, appeared or went: discover the folders again (in the
+        background); files the rules now admit are indexed, files they now ignore leave."""
+        if self._task is None:
+            return
+        self.idle.clear()
+        task = asyncio.get_running_loop().create_task(self._rediscover())
+        self._rediscoveries.add(task)
+        task.add_done_callback(self._rediscoveries.discard)
+
+    async def _rediscover(self) -> None:
+        found: set[str] = set()
+        for folder, relative in await self._listed():
+            found.add(folder.uri_of(relative))
+        admitted = found - self._known - set(self._queue)
+        dropped = [uri for uri in (*self._known, *self._queue) if uri not in found]
+        for uri in dropped:
+            self.deleted(uri)
+        for uri in sorted(admitted):
+            self._known.add(uri)
+            self._queue[uri] = False
+        logger.info("ignore rules changed: %d files in, %d out", len(admitted), len(dropped))
+        self._wake.set()
+        if not self._queue:
+            self.idle.set()
 
     async def _run(self) -> None:
-        waiting = await self._discover()
+        waiting = self._waiting = await self._discover()
         total, reported = len(waiting), 0.0
         if total:
             self.on_progress(0, total, False)
@@ -220,6 +261,9 @@ class WorkspaceIndexer:
             self._first_pass = (0, time.monotonic() - self._started)
         while True:
             if not self._queue:
+                if self._first_pass is None and not waiting:  # the last ones were deleted
+                    self._first_pass = (total, time.monotonic() - self._started)
+                    self.on_progress(total, total, True)
                 self.idle.set()
                 self._wake.clear()
                 await self._wake.wait()
@@ -241,9 +285,19 @@ class WorkspaceIndexer:
 
     async def _discover(self) -> set[str]:
         """Queue every file of the folders; returns them (the first pass)."""
+        for folder, relative in await self._listed():
+            uri = folder.uri_of(relative)
+            self._known.add(uri)
+            self._queue.setdefault(uri, False)
+        logger.info("indexing %d files of %d folders", len(self._queue), len(self.folders))
+        return set(self._queue)
+
+    async def _listed(self) -> list[tuple[Folder, str]]:
+        """The files of the folders that discovery admits, `max_files` over all of them."""
         loop = asyncio.get_running_loop()
+        listed: list[tuple[Folder, str]] = []
         for folder in self.folders:
-            room = self.limits.max_files - len(self._known)
+            room = self.limits.max_files - len(listed)
             if room <= 0:
                 break
             limits = replace(self.limits, max_files=room)
@@ -252,12 +306,8 @@ class WorkspaceIndexer:
             except Exception as error:
                 logger.warning("could not list the files of %s: %s", folder.uri, error)
                 continue
-            for relative in found:
-                uri = folder.uri_of(relative)
-                self._known.add(uri)
-                self._queue.setdefault(uri, False)
-        logger.info("indexing %d files of %d folders", len(self._queue), len(self.folders))
-        return set(self._queue)
+            listed += [(folder, relative) for relative in found]
+        return listed
 
     async def _index(self, batch: list[tuple[str, bool]]) -> None:
         items: list[Item] = []

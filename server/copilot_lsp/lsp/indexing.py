@@ -18,6 +18,7 @@ WATCHER_ID = "copilot-lsp/workspace-index"
 WATCHED = "**/*.{" + ",".join(sorted(suffix[1:] for suffix in EXTENSIONS)) + "}"
 WATCHED_PROJECT = "**/{" + ",".join(sorted(PROJECT_FILES)) + "}"
 """The files that decide where imports lead (context/project_files.py)."""
+IGNORE_FILES = "**/.gitignore"
 PROGRESS_TOKEN = "copilot-lsp/indexing"
 
 
@@ -40,11 +41,15 @@ def can_watch(capabilities: types.ClientCapabilities) -> bool:
 
 
 async def register_watchers(server: Any) -> None:
-    """Ask the client to tell `workspace/didChangeWatchedFiles` for the indexed languages."""
+    """Ask the client to tell `workspace/didChangeWatchedFiles` for the indexed languages, the
+    `.gitignore` files (their rules decide what is indexed) and deleted folders (a client
+    reports a folder's deletion once, not each file in it)."""
     options = types.DidChangeWatchedFilesRegistrationOptions(
         watchers=[
             types.FileSystemWatcher(glob_pattern=WATCHED),
             types.FileSystemWatcher(glob_pattern=WATCHED_PROJECT),
+            types.FileSystemWatcher(glob_pattern=IGNORE_FILES),
+            types.FileSystemWatcher(glob_pattern="**/*", kind=types.WatchKind.Delete),
         ]
     )
     registration = types.Registration(

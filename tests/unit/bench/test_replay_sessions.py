@@ -100,3 +100,36 @@ def test_only_held_out_files_are_used_and_the_seed_decides(tmp_path: Path) -> No
         assert session.document.split("\n")[line][:column] == session.before.split("\n")[-1]
     with pytest.raises(ConfigError, match="too few"):
         pick_sessions(picked[:1], 2, 17)
+
+
+def test_packaged_sessions_come_from_small_packages_and_name_them(tmp_path: Path) -> None:
+    """`--workspace package`: files outside a package, or in one too big to copy, are passed
+    over; a session's path is relative to its package's parent, where the replay copies it."""
+    from copilot_lsp.bench.replay.run import fill_workspace
+    from copilot_lsp.bench.replay.sessions import MAX_PACKAGE_FILES, package_of
+
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "sub" / "__init__.py").write_text("")
+    inside = _file(tmp_path, "pkg/sub/box.py", SOURCE)
+    loose = _file(tmp_path, "loose.py", SOURCE + "\n# another file\n")
+    (tmp_path / "big").mkdir()
+    (tmp_path / "big" / "__init__.py").write_text("")
+    for index in range(MAX_PACKAGE_FILES):
+        (tmp_path / "big" / f"m{index}.py").write_text("")
+    big = _file(tmp_path, "big/box.py", SOURCE + "\n# a third file\n")
+    assert package_of(inside.path) == tmp_path / "pkg"
+    assert package_of(loose.path) is None and package_of(big.path) is None
+
+    sessions = pick_sessions([loose, big, inside], 1, 17, packaged=True)
+    assert {s.path for s in sessions} == {"pkg/sub/box.py"}
+    assert {s.package for s in sessions} == {str(tmp_path / "pkg")}
+    assert sessions[0].summary()["package"] == "pkg"
+    assert {s.package for s in pick_sessions([loose], 1, 17)} == {None}
+    with pytest.raises(ConfigError, match="too few"):
+        pick_sessions([loose, big], 1, 17, packaged=True)
+
+    workspace = tmp_path / "workspace"
+    fill_workspace(workspace, sessions)
+    assert (workspace / sessions[0].path).read_text() == SOURCE
+    assert (workspace / "pkg" / "__init__.py").is_file()

@@ -134,6 +134,27 @@ def test_fim_template_carries_the_suffix_and_repo_template_files() -> None:
     assert "<|file_sep|>big.py\n<|fim_prefix|>def f(x):\n    return gather()" in repo.prompt
 
 
+def test_starcoder2_puts_other_files_in_its_repository_format() -> None:
+    other_text = "def gather():\n    pass\n"
+    tree = SyntaxTree.for_language("python", other_text)
+    assert tree is not None
+    index = snippets.definitions(tree.tree(other_text), "python", 1e12)
+    text = "def f(x):\n    return gather()\n"
+    built = build_prompt(
+        request(text, len(text), others=[OtherDocument("pkg/g.py", lambda: index)]),
+        load_template("starcoder2"),
+        TokenCounter(),
+        limits(repo="demo"),
+    )
+    assert built.prompt == (
+        "<repo_name>demo<file_sep>pkg/g.py\ndef gather():"
+        "<file_sep>big.py\n<fim_prefix>def f(x):\n    return gather()<fim_suffix><fim_middle>"
+    )
+    assert built.head == (
+        "<repo_name>demo<file_sep>pkg/g.py\ndef gather():<file_sep>big.py\n<fim_prefix>"
+    )
+
+
 def test_codestral_puts_the_suffix_first() -> None:
     text = "a = 1\nb = \nc = 3\n"
     offset = text.index("b = ") + 4
@@ -251,3 +272,26 @@ def test_own_definitions_from_the_incremental_index_match_those_from_a_plain_sea
             assert built[0].snippets == built[1].snippets
             offered += len(built[0].snippets)
     assert offered > 10
+
+
+@pytest.mark.parametrize(
+    "family",
+    ["smollm2", "prefix-only", "qwen2.5-coder", "qwen2.5-coder-repo", "starcoder2", "codellama"],
+)
+def test_the_head_is_the_prompt_up_to_the_current_files_code(family: str) -> None:
+    """What a prefix warm-up sends is byte for byte where the prompt starts, and holds the
+    code from other files but none of the current file's."""
+    other_text = "def gather(items, limit=10):\n    pass\n"
+    tree = SyntaxTree.for_language("python", other_text)
+    assert tree is not None
+    index = snippets.definitions(tree.tree(other_text), "python", 1e12)
+    text = "def f(x):\n    return gather(x)\n    \n\nprint(f(2))\n"
+    built = build_prompt(
+        request(text, text.index("    \n") + 4, others=[OtherDocument("pkg/g.py", lambda: index)]),
+        load_template(family),
+        TokenCounter(),
+        limits(repo="demo"),
+    )
+    assert built.prompt.startswith(built.head)
+    assert "def gather(items, limit=10):" in built.head
+    assert "def f(x)" not in built.head and "print(f(2))" not in built.head

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncGenerator
 from pathlib import Path
 
@@ -116,10 +117,17 @@ class Engine:
         self.counted.append(text)
         if not self.tokenize:
             raise EngineUnavailable("no /tokenize here")
-        return 1 if text in self.special else max(1, len(text.split()) + text.count("|"))
+        # Text that is not a special token comes apart at its punctuation: `<file_sep>` is
+        # `<`, `file_sep`, `>` to a tokenizer without it.
+        return 1 if text in self.special else max(1, len(re.findall(r"\w+|[^\w\s]", text)))
 
 
-QWEN_MARKERS = frozenset({"<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"})
+QWEN_FIM = frozenset({"<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"})
+QWEN_MARKERS = QWEN_FIM | {"<|file_sep|>", "<|repo_name|>"}
+"""Qwen2.5-Coder's special tokens the formats use: fill-in-the-middle and repository."""
+STARCODER2_MARKERS = frozenset(
+    {"<fim_prefix>", "<fim_suffix>", "<fim_middle>", "<file_sep>", "<repo_name>"}
+)
 
 
 def formats(messages: list[str], embedded: Path | None = None) -> PromptFormats:
@@ -271,3 +279,33 @@ async def test_requests_that_ask_at_once_share_one_resolution() -> None:
     assert engine.asked == 1
     assert await chooser.resolve(PromptSettings(), engine) is chosen  # kept afterwards
     assert engine.asked == 1
+
+
+async def test_qwen_without_the_repository_tokens_keeps_its_fim_format_for_other_files() -> None:
+    messages: list[str] = []
+    engine = Engine(ServedModel("qwen2.5-coder-7b"), QWEN_FIM)
+    chosen = await formats(messages).resolve(PromptSettings(), engine)
+    assert chosen.template.name == "qwen2.5-coder"
+    assert chosen.repo_template is None
+    assert chosen.template_for(other_files=True).name == "qwen2.5-coder"
+    assert {"<|file_sep|>", "<|repo_name|>"} <= set(engine.counted)
+    assert len(messages) == 1 and "<|repo_name|>" in messages[0] and "<|file_sep|>" in messages[0]
+
+
+async def test_starcoder2_gets_its_repository_format_confirmed_by_its_tokenizer() -> None:
+    messages: list[str] = []
+    engine = Engine(ServedModel("bigcode/starcoder2-15b"), STARCODER2_MARKERS)
+    chosen = await formats(messages).resolve(PromptSettings(), engine)
+    assert chosen.template.name == "starcoder2"
+    assert set(engine.counted) >= STARCODER2_MARKERS  # <repo_name> and <file_sep> too
+    assert messages == []
+    for marker in ("<repo_name>", "<file_sep>"):
+        assert marker in chosen.template.template and marker in chosen.template.stop
+
+
+async def test_starcoder2_without_the_repo_name_token_falls_back_to_prefix_only() -> None:
+    messages: list[str] = []
+    engine = Engine(ServedModel("bigcode/starcoder2-3b"), STARCODER2_MARKERS - {"<repo_name>"})
+    chosen = await formats(messages).resolve(PromptSettings(), engine)
+    assert chosen.template.name == FALLBACK_FAMILY
+    assert len(messages) == 1 and "<repo_name>" in messages[0]

@@ -12,7 +12,7 @@ import pytest
 from copilot_lsp.context.indexer import WorkspaceIndexer
 from copilot_lsp.context.repo_index import RepoIndex
 from copilot_lsp.context.workspace_files import Limits
-from tests.unit.context.workspace_fixtures import SECRET, write_package
+from tests.unit.context.workspace_fixtures import SECRET, git_init, write_package
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -137,3 +137,38 @@ async def test_the_first_pass_settles_the_heap_in_the_servers_process_only(
     made.indexer.close()
     assert Workspace().indexer._freeze_heap is True
     assert Workspace(lambda: ThreadPoolExecutor(1)).indexer._freeze_heap is False
+
+
+async def test_a_deleted_folder_takes_its_files_out_of_the_index(harness: Harness) -> None:
+    assert harness.defines("deep_value", "pkg/sub/deep.py")
+    harness.indexer.deleted(harness.uri("pkg/sub"))  # one event for the folder
+    assert not harness.defines("deep_value", "pkg/sub/deep.py")
+    assert not harness.defines("sibling_function", "pkg/sub/sibling.py")
+    assert harness.defines("compute_total", "pkg/mod.py")
+    assert len(harness.indexer.index) == 3  # of 6: pkg/sub's three files left
+
+
+@pytest.mark.parametrize("repository", [False, True])
+async def test_a_changed_gitignore_applies_without_a_restart(
+    harness: Harness, repository: bool
+) -> None:
+    if repository:
+        git_init(harness.root)
+        harness.indexer.start([harness.root.as_uri()])
+        await harness.settled()
+    gitignore = harness.root / ".gitignore"
+    gitignore.write_text("pkg/sub/\n", encoding="utf-8")
+    harness.indexer.rules_changed()
+    await harness.settled()
+    assert not harness.defines("deep_value", "pkg/sub/deep.py")
+    assert harness.defines("compute_total", "pkg/mod.py")
+    gitignore.write_text("pkg/x.py\n", encoding="utf-8")
+    harness.indexer.rules_changed()
+    await harness.settled()
+    assert harness.defines("deep_value", "pkg/sub/deep.py")  # admitted again
+    assert not harness.defines("format_report", "pkg/x.py")
+    gitignore.unlink()
+    harness.indexer.rules_changed()
+    await harness.settled()
+    assert harness.defines("format_report", "pkg/x.py")
+    assert harness.uri(".env.py") not in harness.indexer.index  # secrets stay out

@@ -58,6 +58,14 @@ def add_parser(
     replay.add_argument("--sessions", type=int, default=2, help="sessions of each kind")
     replay.add_argument("--kinds", default="write,hole,edit", help="session kinds")
     replay.add_argument("--repeats", type=int, default=2)
+    replay.add_argument(
+        "--workspace",
+        choices=("none", "package"),
+        default="none",
+        help="`package`: sessions from files of small packages only, each package copied into "
+        "the workspace and indexed before the sessions start, so prompts carry cross-file "
+        "context (with --settings, e.g. the prefix warm-up on and off side by side)",
+    )
     replay.add_argument("--seed", type=int, default=17)
     replay.add_argument(
         "--pause-s",
@@ -209,11 +217,16 @@ def _measure(args: argparse.Namespace, state_dir: Path) -> dict[str, Any]:
             raise CopilotLspError(f"--endpoint wants PROFILE=URL, got {item!r}")
         endpoints[name] = url
     files = heldout_files(args.corpus or ["stdlib"])
-    sessions = pick_sessions(files, args.sessions, args.seed, kinds)
+    packaged = args.workspace == "package"
+    sessions = pick_sessions(files, args.sessions, args.seed, kinds, packaged=packaged)
     if not 0.3 <= args.pause_s <= 4.0:
         raise CopilotLspError("--pause-s must lie in [0.3, 4]")
     plan = Plan(
-        sessions, repeats=args.repeats, seed=args.seed, typing=TypingModel(pause_s=args.pause_s)
+        sessions,
+        repeats=args.repeats,
+        seed=args.seed,
+        typing=TypingModel(pause_s=args.pause_s),
+        workspace=packaged,
     )
     return run_replay(arms, plan, state_dir=state_dir, endpoints=endpoints)
 

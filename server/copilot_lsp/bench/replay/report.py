@@ -215,11 +215,20 @@ def render(data: dict[str, Any], summary: dict[str, Any], plots: list[str]) -> s
             )
         )
     lines += ["", "## Each repeat (medians, ms)", ""]
+    # With the sessions' packages in the workspace: what was indexed, and the prefix warm-ups
+    # (sent: answered / closed by a completion).
+    indexed = data.get("plan", {}).get("workspace") == "package" or any(
+        run.get("index_files") for run in data["runs"]
+    )
+    runs = {(run["arm"], run["repeat"]): run for run in data["runs"]}
     lines += _header(
         ["arm", "repeat", "first ghost p50", "first line p50", "at pauses: first line"]
+        + (["files indexed", "prefix warm-ups sent: done / closed"] if indexed else [])
     )
     for label, figures in arms.items():
         for repeat in figures["repeats"]:
+            run = runs.get((label, repeat["repeat"]), {})
+            warm = run.get("prefix_warm_ups") or {}
             lines.append(
                 _row(
                     [
@@ -229,6 +238,15 @@ def render(data: dict[str, Any], summary: dict[str, Any], plots: list[str]) -> s
                         _ms(repeat["first_line_p50"]),
                         _ms(repeat["pause_first_line_p50"]),
                     ]
+                    + (
+                        [
+                            run.get("index_files", "–"),
+                            f"{warm.get('sent', 0)}: {warm.get('done', 0)} / "
+                            f"{warm.get('cancelled', 0)}",
+                        ]
+                        if indexed
+                        else []
+                    )
                 )
             )
     lines += ["", "## Arms", ""]

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import os
 import platform
+import shutil
 import subprocess
 import tempfile
 import time
@@ -29,7 +30,7 @@ from copilot_lsp.bench.harness import started_engine
 from copilot_lsp.client.replay.editor import Pace, ScriptedEditor, on_schedule
 from copilot_lsp.client.replay.schedule import TypingModel, draw
 from copilot_lsp.client.replay.session import Session
-from copilot_lsp.client.replay.wire import start_server
+from copilot_lsp.client.replay.wire import index_ready, server_stats, start_server
 from copilot_lsp.engine.metrics import SpecDecodeCounters, parse_metrics, total
 from copilot_lsp.errors import ConfigError
 from copilot_lsp.serving.profiles import Profile, load_profile, profile_label
@@ -82,6 +83,9 @@ class Plan:
     pace: Pace = on_schedule
     """When each key comes (client/replay/editor.py): the drawn schedule; a test may pass one
     that waits for the server's answers instead."""
+    workspace: bool = False
+    """Copy the sessions' packages into the workspace, indexed before the sessions start, so
+    that prompts carry code from the package's other files (`--workspace package`)."""
 
 
 @dataclass(slots=True)
@@ -131,6 +135,7 @@ def run_replay(
             "repeats": plan.repeats,
             "seed": plan.seed,
             "typing": plan.typing.as_dict(),
+            "workspace": "package" if plan.workspace else "none",
             "today_settings": TODAY,
         },
         "sessions": [session.summary() for session in plan.sessions],
@@ -226,10 +231,16 @@ async def _run_arm(arm: Arm, engine: _Engine | None, plan: Plan) -> dict[str, An
                 _merge(arm.settings, {"telemetry": {"logPath": str(completions_log)}}),
             )
             checkout = Path(arm.checkout) if arm.checkout else None
+            if plan.workspace:
+                fill_workspace(Path(scratch) / "workspace", plan.sessions)
             connection = await start_server(Path(scratch), options, checkout)
             editor = ScriptedEditor(connection.client, Path(scratch) / "workspace")
+            index: dict[str, Any] = {}
+            warm_ups: dict[str, int] | None = None
             try:
                 await editor.warm_up()
+                if plan.workspace:
+                    index = await index_ready(connection.client)
                 warm = {str(c.get("id")) for c in read_log(completions_log)}
                 before = await _scrape(live.root)
                 began = time.perf_counter()
@@ -237,6 +248,8 @@ async def _run_arm(arm: Arm, engine: _Engine | None, plan: Plan) -> dict[str, An
                     typing = draw(session.target, plan.seed, session.id, plan.typing)
                     await editor.replay(session, typing, plan.pace)
                 await editor.drain()
+                stats = await server_stats(connection.client)
+                warm_ups = stats.get("engine", {}).get("prefix_warm_ups")
             finally:
                 await connection.close()
             wall = time.perf_counter() - began
@@ -257,7 +270,20 @@ async def _run_arm(arm: Arm, engine: _Engine | None, plan: Plan) -> dict[str, An
         "typed_chars": editor.typed_chars,
         "accepted_chars": editor.accepted_chars,
         "engine": _engine_delta(before, after, scripted_requests),
+        "index_files": index.get("files"),
+        "prefix_warm_ups": warm_ups,
     }
+
+
+def fill_workspace(root: Path, sessions: Sequence[Session]) -> None:
+    """Each session's package, copied under `root` where the session's path says."""
+    for session in sessions:
+        if session.package is None:
+            continue
+        package = Path(session.package)
+        target = root / package.name
+        if not target.exists():
+            shutil.copytree(package, target, ignore=shutil.ignore_patterns("__pycache__"))
 
 
 async def _scrape(root: str) -> dict[str, Any] | None:

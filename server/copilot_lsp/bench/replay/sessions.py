@@ -22,6 +22,7 @@ import ast
 import random
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from copilot_lsp.client.replay.session import KINDS, Kind, Session
 from copilot_lsp.draft import corpus
@@ -34,6 +35,8 @@ _WRITE_LINES = (3, 12)
 _WRITE_MAX_CHARS = 260
 _HOLE_CHARS = (8, 90)
 _EDIT_CHARS = (6, 80)
+MAX_PACKAGE_FILES = 120
+"""Larger packages are not copied into a replay's workspace (its index would take long)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,20 +215,42 @@ def split_files(files: Iterable[corpus.SourceFile], split: corpus.Split) -> list
     return [source for source in files if source.split(HELDOUT_PERCENT) == split]
 
 
+def package_of(path: Path) -> Path | None:
+    """The outermost package folder holding `path` (folders with `__init__.py` up from its
+    own), when it has at most `MAX_PACKAGE_FILES` Python files; else None."""
+    found = None
+    folder = path.parent
+    while (folder / "__init__.py").is_file():
+        found = folder
+        folder = folder.parent
+    if found is None:
+        return None
+    for count, _ in enumerate(found.rglob("*.py"), 1):
+        if count > MAX_PACKAGE_FILES:
+            return None
+    return found
+
+
 def pick_sessions(
     files: Iterable[corpus.SourceFile],
     per_kind: int,
     seed: int,
     kinds: Sequence[Kind] = KINDS,
+    *,
+    packaged: bool = False,
 ) -> list[Session]:
     """`per_kind` sessions of each kind, at most one per file and kind, chosen by `seed`;
-    ordered kind by kind, interleaved (write, hole, edit, write, …)."""
+    ordered kind by kind, interleaved (write, hole, edit, write, …). `packaged`: only files
+    of a package (`package_of`), which the replay copies into the workspace."""
     pool = list(files)
     random.Random(f"replay-files:{seed}").shuffle(pool)
     chosen: dict[Kind, list[Session]] = {kind: [] for kind in kinds}
     for source in pool:
         if all(len(found) >= per_kind for found in chosen.values()):
             break
+        package = package_of(source.path) if packaged else None
+        if packaged and package is None:
+            continue
         text = corpus.read_text(source)
         if text is None:
             continue
@@ -236,7 +261,7 @@ def pick_sessions(
             if not spans:
                 continue
             span = random.Random(f"replay-span:{seed}:{source.digest}:{kind}").choice(spans)
-            chosen[kind].append(_session(kind, source, text, span))
+            chosen[kind].append(_session(kind, source, text, span, package))
     short = [kind for kind in kinds if len(chosen[kind]) < per_kind]
     if short:
         raise ConfigError(
@@ -246,15 +271,20 @@ def pick_sessions(
     return [chosen[kind][index] for index in range(per_kind) for kind in kinds]
 
 
-def _session(kind: Kind, source: corpus.SourceFile, text: str, span: _Span) -> Session:
+def _session(
+    kind: Kind, source: corpus.SourceFile, text: str, span: _Span, package: Path | None = None
+) -> Session:
     line = text.count("\n", 0, span.start) + 1
     return Session(
         id=f"{kind}-{source.digest[:8]}-{line}",
         kind=kind,
-        path=_display(source),
+        path=_display(source)
+        if package is None
+        else source.path.relative_to(package.parent).as_posix(),
         before=text[: span.start],
         target=text[span.start : span.end],
         after=text[span.end :],
+        package=str(package) if package is not None else None,
     )
 
 

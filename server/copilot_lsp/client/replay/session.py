@@ -22,6 +22,10 @@ class Session:
     """What the user types at the cursor."""
     after: str
     """The document after the cursor; it stays as it is."""
+    package: str | None = None
+    """The folder of the package the file belongs to, on this machine, when the replay puts
+    it in the workspace (`bench replay --workspace package`): `path` is then relative to
+    that folder's parent."""
 
     @property
     def document(self) -> str:
@@ -52,4 +56,6 @@ class Session:
             "line": self.cursor[0] + 1,
             "target_chars": len(self.target),
             "document_chars": len(self.document),
+            # Its name only: a report names no folder of this machine.
+            "package": self.package.rsplit("/", 1)[-1] if self.package else None,
         }

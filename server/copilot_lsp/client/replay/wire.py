@@ -3,6 +3,7 @@ its engine and state folder its own (client/connection.py starts and stops it)."
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,8 @@ from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
 from copilot_lsp.client.connection import Connection
+from copilot_lsp.client.driver import plain
+from copilot_lsp.lsp.methods import STATS_REQUEST
 
 
 async def start_server(
@@ -44,3 +47,19 @@ def replaced(item: types.InlineCompletionItem) -> int:
     if item.range is None or item.range.start.line != item.range.end.line:
         return 0
     return max(0, item.range.end.character - item.range.start.character)
+
+
+async def server_stats(client: LanguageClient) -> dict[str, Any]:
+    """The server's `copilot/stats`, as plain JSON values."""
+    return plain(await client.protocol.send_request_async(STATS_REQUEST, {}))  # type: ignore[no-any-return]
+
+
+async def index_ready(client: LanguageClient, timeout_s: float = 120.0) -> dict[str, Any]:
+    """Once the workspace index's first pass is over (or `timeout_s` has passed): its stats."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while True:
+        index: dict[str, Any] = (await server_stats(client)).get("index") or {}
+        if index.get("first_pass_files") is not None or loop.time() > deadline:
+            return index
+        await asyncio.sleep(0.25)
