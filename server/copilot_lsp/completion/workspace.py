@@ -40,7 +40,7 @@ class Workspace:
             executor=index_executor,
             freeze_heap=index_executor is process_executor,  # the server's own process
         )
-        self.retriever = Retriever(self.indexer.index)
+        self.retriever = Retriever(self.indexer.index, settled=self.indexer.idle.is_set)
         self._root_uri: str | None = None
 
     def set_root(self, uri: str | None) -> None:

@@ -64,13 +64,21 @@ Retrieve = Callable[[float], list[CrossFile]]
 
 
 class Retriever:
-    """Cross-file code per cursor line, computed once per line of each document."""
+    """Cross-file code per cursor line, computed once per line of each document.
 
-    def __init__(self, index: RepoIndex) -> None:
+    What was found while the index was still being built is provisional: once the index has
+    changed since, the line is retrieved again (a line typed on during the first pass would
+    otherwise keep the little, or nothing, that was indexed then until the cursor left it).
+    """
+
+    def __init__(self, index: RepoIndex, settled: Callable[[], bool] = lambda: True) -> None:
+        """`settled` says whether the index has everything it was asked to hold (its indexer
+        is idle)."""
         self.index = index
+        self.settled = settled
         self.project = ProjectFiles()
         """go.mod, Cargo.toml, tsconfig.json: read once, until `project_changed`."""
-        self._kept: dict[str, tuple[tuple[int, int], list[CrossFile]]] = {}
+        self._kept: dict[str, _Kept] = {}
 
     def forget(self, uri: str) -> None:
         self._kept.pop(uri, None)
@@ -85,14 +93,28 @@ class Retriever:
 
         def get(deadline: float) -> list[CrossFile]:
             kept = self._kept.get(cursor.uri)
-            if kept is not None and kept[0] == key:
-                return kept[1]
+            if kept is not None and kept.key == key and not self._stale(kept):
+                return kept.found
+            generation, settled = self.index.generation, self.settled()
             found, complete = gather(self.index, cursor, deadline, self.project)
             if complete:  # a list cut short is not kept: the next keystroke tries again
-                self._kept[cursor.uri] = (key, found)
+                self._kept[cursor.uri] = _Kept(key, found, generation, settled)
             return found
 
         return get
+
+    def _stale(self, kept: _Kept) -> bool:
+        return not kept.settled and kept.generation != self.index.generation
+
+
+@dataclass(frozen=True, slots=True)
+class _Kept:
+    key: tuple[int, int]
+    found: list[CrossFile]
+    generation: int
+    """The index's generation when `found` was gathered."""
+    settled: bool
+    """Whether the index was complete then; if not, `found` holds until the index changes."""
 
 
 def gather(

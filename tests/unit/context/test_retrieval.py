@@ -7,6 +7,7 @@ from pathlib import Path
 
 from copilot_lsp.context import imports
 from copilot_lsp.context.imports import Imported
+from copilot_lsp.context.repo_index import RepoIndex
 from copilot_lsp.context.retrieval import Cursor, Retriever, gather
 from copilot_lsp.context.syntax import SyntaxTree
 from tests.unit.context.workspace_fixtures import indexed
@@ -100,6 +101,23 @@ def test_the_cursor_line_never_changes_what_is_retrieved() -> None:
     assert first and second is first
     moved = retriever.lazy(cursor(head + "m.compute_total()\n"))(time.perf_counter() + FAR)
     assert moved != first  # a new line: retrieved again, without the removed module
+
+
+def test_a_line_retrieved_while_the_index_was_building_is_retrieved_again() -> None:
+    full = indexed()
+    partial = RepoIndex()
+    building = True
+    retriever = Retriever(partial, settled=lambda: not building)
+    head = "import pkg.mod as m\n\nvalue = m.compute_total()\n"
+    assert retriever.lazy(cursor(head + "m"))(time.perf_counter() + FAR) == []
+    for uri, file in full.files.items():  # the first pass goes on while the user types
+        partial.put(uri, file.path, file.summary)
+    building = False
+    found = retriever.lazy(cursor(head + "m."))(time.perf_counter() + FAR)
+    assert [item.path for item in found if item.kind == "imported module"] == ["pkg/mod.py"]
+    # Found on a settled index: kept for the line whatever changes next.
+    partial.remove("file:///ws/pkg/mod.py")
+    assert retriever.lazy(cursor(head + "m.c"))(time.perf_counter() + FAR) is found
 
 
 def test_a_passed_deadline_leaves_the_rest_out_and_is_not_kept() -> None:
