@@ -128,6 +128,17 @@ async def test_next_prev_and_accept_line_keys(
     assert outcomes["partially_accepted"] == 1 and "accepted" not in outcomes
 
 
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_automatic_requests_off_means_only_the_users_requests_reach_the_engine(
+    version: str, engine: FakeEngine, isolated_env: dict[str, str], tmp_path: Path
+) -> None:
+    run = await scenario("manual_only", version, engine, isolated_env, tmp_path)
+    assert run.result.get("before_suggest") is None  # typing and waiting showed nothing
+    assert run.result.get("after_typing") is None  # typing on took the suggestion down
+    # One request: `suggest`'s. Typing before it and after it asked nothing.
+    assert len(engine.requests) == 1, run.result["stats"].get("recent")
+
+
 async def test_setup_rejects_bad_options(isolated_env: dict[str, str], tmp_path: Path) -> None:
     run = await run_neovim("0.11", SCRIPT, isolated_env, tmp_path, scenario="bad_options")
     assert run.result.get("error") is None, run.result.get("error")

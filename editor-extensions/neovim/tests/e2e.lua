@@ -336,6 +336,29 @@ function scenarios.next_edit_ghost_first()
   H.type("<Esc>")
 end
 
+-- With automatic requests off, typing asks nothing (0.12's built-in asks on every move in
+-- Insert mode unless the plugin holds it back), `:CopilotLsp suggest` asks once, and typing
+-- on takes that suggestion down without asking again.
+function scenarios.manual_only()
+  start({ auto_trigger = false })
+  vim.api.nvim_win_set_cursor(0, { 2, 0 })
+  H.type("A")
+  H.type("x")
+  H.type("<BS>")
+  H.sleep(800) -- well past the built-in's 200 ms debounce and the plugin's
+  H.result.before_suggest = suggestion_text()
+  plugin.suggest()
+  local full = os.getenv("COPILOT_E2E_EXPECT")
+  H.wait_until(function()
+    return answered() and suggestion_text() == full
+  end, "the suggestion asked for")
+  H.type("z")
+  H.sleep(800)
+  H.result.after_typing = suggestion_text()
+  H.result.stats = plugin.stats(2000)
+  H.type("<Esc>")
+end
+
 -- setup() rejects bad options with a message and starts nothing.
 function scenarios.bad_options()
   local messages = {}

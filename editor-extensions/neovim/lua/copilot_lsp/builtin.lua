@@ -1,5 +1,6 @@
 -- Neovim 0.12+: vim.lsp.inline_completion asks, draws and accepts; this module adds the
 -- streamed preview before its answer arrives, accept word/line, dismiss and tracking.
+local config = require("copilot_lsp.config")
 local ghost = require("copilot_lsp.ghost")
 local util = require("copilot_lsp.util")
 
@@ -62,6 +63,16 @@ function M.wrap_client(client)
       local inner = handler
       local asked = answer(bufnr or vim.api.nvim_get_current_buf())
       local step = asked.step
+      if step == nil and not config.options.auto_trigger then
+        -- The built-in asks on every move in Insert mode, whatever `auto_trigger` says: with
+        -- automatic requests off only the user's own (`:CopilotLsp suggest`, the cycle keys)
+        -- reach the server. An empty answer takes down what was shown, as a new one would.
+        local target = bufnr or vim.api.nvim_get_current_buf()
+        ghost.clear(target)
+        asked.items, asked.index, asked.invoked = {}, 1, false
+        inner(nil, { items = {} }, { method = method, client_id = self.id, bufnr = target })
+        return true, nil
+      end
       if step ~= nil then
         -- The built-in only asks automatically; this one is the user's cycle key.
         params = vim.tbl_extend("force", params, { context = { triggerKind = INVOKED } })
