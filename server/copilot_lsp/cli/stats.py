@@ -1,4 +1,5 @@
-"""`copilot-lsp stats`: latency percentiles per stage from the completion log."""
+"""`copilot-lsp stats`: latency percentiles per stage from the completion log, inline
+completions and next edits apart."""
 
 from __future__ import annotations
 
@@ -25,7 +26,13 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from copilot_lsp.telemetry.stats import format_table, outcome_counts, stage_table
+    from copilot_lsp.telemetry.stats import (
+        NEXT_EDIT_MODE,
+        format_table,
+        next_edit_table,
+        outcome_counts,
+        stage_table,
+    )
 
     path = args.log or _configured_log()
     if args.log is not None and not path.is_file():
@@ -39,16 +46,35 @@ def run(args: argparse.Namespace) -> int:
     from copilot_lsp.telemetry.log import read_log
 
     records = list(read_log(path))
-    table = stage_table(records)
+    completions = [r for r in records if r.get("mode") != NEXT_EDIT_MODE]
+    edits = next_edit_table(r for r in records if r.get("mode") == NEXT_EDIT_MODE)
+    table = stage_table(completions)
+    counts = outcome_counts(completions)
     if args.json:
-        print(json.dumps({"log": str(path), "stages": table, "outcomes": outcome_counts(records)}))
+        print(
+            json.dumps({"log": str(path), "stages": table, "outcomes": counts, "next_edits": edits})
+        )
         return 0
-    print(f"{len(records)} completions in {path}")
+    print(f"{len(completions)} completions in {path}")
     print(format_table(table))
-    counts = outcome_counts(records)
     if counts:
         print("outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    if edits["requests"]:
+        print(_next_edit_line(edits))
     return 0
+
+
+def _next_edit_line(edits: dict[str, Any]) -> str:
+    latency = edits["latency_ms"]
+    timing = (
+        f", answered p50 {latency['p50']:.0f} / p90 {latency['p90']:.0f} ms"
+        if latency.get("n")
+        else ""
+    )
+    return (
+        f"next edits: {edits['requests']} requests, {edits['shown']} offered an edit, "
+        f"{edits['quiet']} quiet, {edits['accepted']} accepted{timing}"
+    )
 
 
 def _configured_log() -> Path:

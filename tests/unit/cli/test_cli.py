@@ -43,6 +43,30 @@ def test_stats_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert report["outcomes"]["shown"] == 10
 
 
+def test_stats_keeps_next_edits_apart_from_completions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "completions.jsonl"
+    write_log(log)
+    edits: list[dict[str, Any]] = [
+        {"id": "n1", "mode": "next-edit", "outcome": "shown", "ms": {"finished": 900.0}},
+        {"id": "n2", "mode": "next-edit", "outcome": "empty", "ms": {"finished": 1500.0}},
+        {"id": "n1", "feedback": "accepted"},  # the editor's report: no mode of its own
+    ]
+    with log.open("a") as handle:
+        handle.write("\n".join(json.dumps(r) for r in edits) + "\n")
+    assert main(["stats", "--log", str(log), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["stages"]["finished"]["p50"] == 204.5  # the edits' 900/1500 ms not mixed in
+    assert report["outcomes"]["shown"] == 10 and report["outcomes"]["accepted"] == 1
+    assert report["next_edits"]["requests"] == 2 and report["next_edits"]["accepted"] == 1
+    assert report["next_edits"]["latency_ms"]["n"] == 2
+    assert main(["stats", "--log", str(log)]) == 0
+    out = capsys.readouterr().out
+    assert "11 completions" in out
+    assert "next edits: 2 requests, 1 offered an edit, 1 quiet, 1 accepted" in out
+
+
 def test_complete_rejects_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Bad input exits 2 (as argparse's own errors), apart from "no suggestion" (1) and an
     unreachable engine (3), before any server is started."""
