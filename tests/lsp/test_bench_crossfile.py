@@ -35,6 +35,10 @@ async def test_every_arm_completes_and_scores_a_task(
     assert all(r["ms"].get("prompt_built") is not None for r in server.values())
     prompts = [request.body["prompt"] for request in engine.requests]
     assert prompts[0].endswith("    result = models.")  # naive: the text before the cursor
-    # Only the open-tabs arm had models.py open: its definitions reached the prompt there.
-    assert sum("# definition (models.py)" in prompt for prompt in prompts) == 1, prompts
+    # models.py's code reaches the prompt where it is open (open-tabs) and from the index
+    # (workspace: its first task waits for the index's first pass), never with the file alone.
+    by_arm = dict(zip(ARMS, prompts, strict=True))  # the first task asks in ARMS' order
+    assert "(models.py)" not in by_arm["current-file"], by_arm
+    assert "# definition (models.py)" in by_arm["open-tabs"], by_arm
+    assert "(models.py)" in by_arm["workspace"], by_arm
     assert set(said) == {"current-file", "open-tabs", "workspace"}

@@ -9,12 +9,15 @@
   the only open document.
 
 Every server arm is initialized with rootUri = the package's folder and
-`context.workspace.enabled` false (true for `workspace`); one server per arm and package.
+`context.workspace.enabled` false (true for `workspace`); one server per arm and package. The
+`workspace` arm's first task waits for the index's first pass (`INDEX_WAIT_S` at most): the
+arm measures what the index brings, not how fast it is built (`bench index` does).
 The order of the arms alternates per task, so the engine's prefix cache favours none.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from typing import Any
@@ -33,6 +36,7 @@ OPEN_TABS = "open-tabs"
 NAIVE_PREFIX_CHARS = 2000
 """About the server's prompt budget for the embedded model (512 tokens)."""
 TIMEOUT_S = 300.0
+INDEX_WAIT_S = 120.0
 
 
 def options(arm: str, engine_url: str) -> dict[str, Any]:
@@ -77,6 +81,8 @@ async def run_tasks(
                     sessions[arm] = await EditorSession.start(
                         group[0].root, initialization_options=options(arm, engine_url)
                     )
+                    if SERVER_ARMS[arm]:
+                        log(f"{package}: {await _indexed(sessions[arm])} files indexed")
                 for task in group:
                     order = arms if index % 2 == 0 else list(reversed(arms))
                     for arm in order:
@@ -92,6 +98,17 @@ async def run_tasks(
         if naive is not None:
             await naive.close()
     return records, said
+
+
+async def _indexed(session: EditorSession) -> int | None:
+    """Wait for the index's first pass; the files it holds (None: not finished in time)."""
+    deadline = time.monotonic() + INDEX_WAIT_S
+    while time.monotonic() < deadline:
+        index = (await session.stats()).get("index") or {}
+        if index.get("first_pass_s") is not None:
+            return int(index.get("files") or 0)
+        await asyncio.sleep(0.1)
+    return None
 
 
 async def _one(
