@@ -18,9 +18,9 @@ class NextEditSettings(Section):
     answered with no edits. GitHub Copilot's clients send `nextEditSuggestions.enabled` at the
     top of their settings; that name is read too."""
     format: str | None = None
-    """Prompt format: a file name in configs/nextedit (`qwen-repo`, `zeta`, `plain`). Unset:
-    the one that fits the served model (Zed's Zeta, Qwen2.5-Coder and the Sweep models), else
-    `plain`."""
+    """Prompt format: a file name in configs/nextedit (`qwen-repo`, `zeta`, `fenced`,
+    `plain`). Unset: the one that fits the served model (Zed's Zeta, Qwen2.5-Coder and the
+    Sweep models; `fenced` for the embedded SmolLM2), else `plain`."""
     lines_above: int = Field(default=10, ge=0, le=100)
     """Lines above the cursor's line in the window the model rewrites."""
     lines_below: int = Field(default=10, ge=0, le=100)

@@ -18,13 +18,16 @@ pytestmark = pytest.mark.timeout(120)
 
 
 def answer(scenario: suite.Scenario, buffer: str) -> Reply:
-    """The model's rewrite of the scenario's window, as `buffer` has it (the format's closing
-    header is the stop string: the engine does not send it)."""
+    """The model's rewrite of the scenario's window, as `buffer` has it, in the embedded
+    model's format (`fenced`): the prompt gave the window's first line, the engine writes the
+    rest (the closing fence is the stop string: the engine does not send it)."""
     current = scenario.current()
     window = window_at(current, line_starts(current), scenario.cursor, 10, 10)
     lines = buffer.split("\n")
     grown = len(lines) - len(current.split("\n"))
-    return Reply(chunks=["\n".join(lines[window.first : window.last + 1 + grown]) + "\n"])
+    rewrite = "\n".join(lines[window.first : window.last + 1 + grown]) + "\n"
+    assert rewrite.startswith(window.lines[0])
+    return Reply(chunks=[rewrite.removeprefix(window.lines[0])])
 
 
 async def test_a_right_edit_a_quiet_answer_and_an_undo_the_server_drops(
@@ -36,6 +39,7 @@ async def test_a_right_edit_a_quiet_answer_and_an_undo_the_server_drops(
     done = next(s for s in stored if s.kind == "rename-local-done")
     assert edit.expected is not None
     engine = await FakeEngine().start()
+    engine.models = ["smollm2-135m"]  # the embedded model: the server picks `fenced`
     engine.replies = [
         answer(edit, edit.expected),
         answer(unrelated, unrelated.current()),  # the window unchanged: nothing to offer
@@ -79,6 +83,7 @@ async def test_next_edit_latency_is_reported_beside_inline_completions(
     edit = next(s for s in suite.load() if s.kind == "rename-param")
     assert edit.expected is not None
     engine = await FakeEngine().start()
+    engine.models = ["smollm2-135m"]
     engine.default = answer(edit, edit.expected)  # the completion gets the same text
     for key, value in isolated_env.items():
         monkeypatch.setenv(key, value)

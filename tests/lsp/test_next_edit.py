@@ -287,3 +287,37 @@ async def test_applying_the_edit_without_its_command_counts_as_accepted_once(
     )
     assert accepted is True
     assert (await session.stats())["next_edits"]["outcomes"]["accepted"] == 1
+
+
+def fenced(probability: float, text: str = TEXT) -> Reply:
+    """`scored(probability)` in the `fenced` format: the prompt ends with the window's first
+    line, so the engine writes the rest of the answer (from that line's break on)."""
+    whole = scored(probability)
+    first = text.split("\n", 1)[0]
+    assert whole.chunks[0].startswith(first) and whole.logprobs is not None
+    rest = whole.chunks[0].removeprefix(first)
+    logprobs = [[(rest, -0.01)], *whole.logprobs[1:]]
+    return Reply(chunks=[rest, *whole.chunks[1:]], logprobs=logprobs)
+
+
+async def test_a_format_that_starts_the_answer_counts_that_start_as_the_answers(
+    session: Session,
+) -> None:
+    """`fenced` (the embedded model's) ends the prompt with the window's first line: the
+    server reads the answer as that line and the model's text, for the diff (an unchanged
+    copy is no edit) and for the confidence of the change."""
+    await session.initialize({"nextEditSuggestions": {"enabled": True, "format": "fenced"}})
+    # the window's lines, each ended (its last is the empty one after TEXT's final break)
+    unchanged = Reply(chunks=[TEXT.removeprefix("class Point:") + "\n"])
+    session.engine.replies = [fenced(0.9), unchanged, fenced(0.2)]
+    session.open(TEXT, URI)
+    (edit,) = await edits(ask(session, 1))
+    assert edit["text"] == "        self.z = z\n"
+    position = {"line": 4, "character": 0}
+    assert edit["range"] == {"start": position, "end": position}
+    body = session.engine.requests[0].body
+    assert body["prompt"].endswith("# Lines 1-8, after the next edit:\n```\nclass Point:")
+    assert "```" in body["stop"]
+    assert await edits(ask(session, 1)) == []  # the window copied as it is: no edit
+    assert await edits(ask(session, 1)) == []  # the edit written unsure
+    assert (await session.stats())["next_edits"]["quiet"] == 2

@@ -28,7 +28,9 @@ from copilot_lsp.nextedit.prompt import NextEditFormat
 
 
 class AnswerWatch:
-    """Feeds on the answer's text as it arrives; `feed` says why it ran away, once it has."""
+    """Feeds on the answer's text as it arrives; `feed` says why it ran away, once it has.
+    `prefill`: the answer's start that the prompt gave (`NextEditFormat.prefill`), the first
+    part of `text`; the model's text follows it."""
 
     def __init__(
         self,
@@ -36,6 +38,7 @@ class AnswerWatch:
         window: Sequence[str],
         language_id: str,
         max_changed_lines: int,
+        prefill: str = "",
     ) -> None:
         window_text = "\n" + "\n".join(window)
         self._form = form
@@ -46,8 +49,8 @@ class AnswerWatch:
             for marker in form.runaway_markers(language_id)
             if "\n" + marker not in window_text
         ]
-        self._parts: list[str] = []
-        self._size = 0
+        self._parts: list[str] = [prefill] if prefill else []
+        self._size = len(prefill)
         self._tokens: list[tuple[int, int, float]] = []
         """(start, end, log-probability) of each token, its characters in the answer."""
 

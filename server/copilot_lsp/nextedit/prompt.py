@@ -47,6 +47,11 @@ class NextEditFormat(BaseModel):
     cursor_marker: str | None = None
     answer_start: str | None = None
     """When the answer holds this, it starts after its last occurrence."""
+    prefill_first_line: bool = False
+    """End the prompt with the window's first line (no line break): the answer's start, given
+    to the model, which goes on copying the window from there (a small model left to start
+    the copy itself repeats the prompt's headers instead). The server reads the answer as
+    this line followed by what the model wrote (`prefill`)."""
     stop: list[str] = []
     """Stop sequences; `{comment}` is the language's line-comment leader."""
     runaway: list[str] = []
@@ -65,8 +70,17 @@ class NextEditFormat(BaseModel):
     def runaway_markers(self, language_id: str) -> list[str]:
         return [fill(marker, {"comment": comment_leader(language_id)}) for marker in self.runaway]
 
+    def prefill(self, window: Window) -> str:
+        """The answer's start that the prompt gives (`prefill_first_line`), else empty."""
+        return window.lines[0] if self.prefill_first_line and window.lines else ""
+
     def render(self, parts: PromptParts) -> str:
-        """The prompt for `parts`; the edit history is rendered beforehand (`event_text`)."""
+        """The prompt for `parts`, ending with the answer's `prefill`; the edit history is
+        rendered beforehand (`event_text`)."""
+        window = parts.window
+        return self._fill(parts) + self.prefill(window)
+
+    def _fill(self, parts: PromptParts) -> str:
         window = parts.window
         return fill(
             self.template,

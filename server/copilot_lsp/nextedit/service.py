@@ -195,12 +195,18 @@ class NextEditService:
         )
         request = self._request(asked, form, window, settings)
         timeline.mark("prompt_built")
-        watch = AnswerWatch(form, window.lines, document.language_id, options.max_changed_lines)
+        watch = AnswerWatch(
+            form,
+            window.lines,
+            document.language_id,
+            options.max_changed_lines,
+            prefill=form.prefill(window),
+        )
         finish, tokens = await self._generate(request, settings, timeline, watch)
         timeline.tokens = tokens
         if finish != "stop":
             return f"the answer did not end where the window does ({finish})"
-        answer = watch.text
+        answer = watch.text  # with the start the prompt gave, if the format gives one
         if document.version != asked.version or asked.document.uri not in self._workspace:
             return "the document changed meanwhile"
         old, new = list(window.lines), form.answer(answer).split("\n")

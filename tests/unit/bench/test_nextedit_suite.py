@@ -135,9 +135,13 @@ def test_the_engine_workload_is_the_suites_rewrite_requests_run_to_their_stop() 
     assert len({by_id[p.name].kind for p in prompts}) == 6  # across kinds
     assert all(by_id[p.name].wants_edit for p in prompts)
     for prompt in prompts:
-        assert prompt.set == "nextedit" and "# end" in prompt.stop
+        request = rewrite_request(by_id[prompt.name])
+        assert prompt.set == "nextedit" and "```" in prompt.stop
         assert prompt.max_tokens is not None and prompt.max_tokens > 64
-        assert "Recent edits:" in prompt.text and prompt.text.endswith("after the next edit:\n")
+        # the embedded model's format: an open block holding the window's first line
+        assert request.prefill == request.window[0]
+        assert "Recent edits:" in prompt.text
+        assert prompt.text.endswith("after the next edit:\n```\n" + request.prefill)
     request = rewrite_request(by_id[prompts[0].name])
     assert request.expected is not None and request.expected in (
         by_id[prompts[0].name].expected or ""
@@ -249,6 +253,9 @@ def test_every_right_answer_of_the_suite_passes_the_servers_gates() -> None:
     for scenario in STORED:
         request = rewrite_request(scenario)
         if request.expected is not None:
-            verdicts[scenario.id] = request.verdict(request.expected + "\n", "stop")
+            # the engine writes what follows the first line the prompt gave
+            assert request.expected.startswith(request.prefill)
+            written = request.expected.removeprefix(request.prefill) + "\n"
+            verdicts[scenario.id] = request.verdict(written, "stop")
     assert len(verdicts) >= 25
     assert set(verdicts.values()) == {"offered"}

@@ -114,3 +114,18 @@ def test_without_logprobs_there_is_nothing_to_judge_and_uneven_tokens_share_thei
     assert watch.confidence(hunks(WINDOW, ["def f(a):", "    return b", ""])) == pytest.approx(
         math.exp(-1.005)
     )
+
+
+def test_a_start_the_prompt_gave_is_the_answers_first_text_and_lines() -> None:
+    fenced = load_format("fenced")
+    watch = AnswerWatch(fenced, WINDOW, "python", 0, prefill="def f(a):")
+    assert watch.text == "def f(a):"
+    # the prefilled line and two more are the window's three: a fourth is one too many
+    assert fed(watch, ["\n    return b\n", "\n"]) == (2, None)
+    assert watch.feed("x") is not None
+    # the change's tokens are found past the start: offsets count the prefilled text
+    watch = AnswerWatch(fenced, WINDOW, "python", 8, prefill="def f(a):")
+    watch.feed("\n    return b\n\n", tokens("\n    return b\n\n", b=math.log(0.2)))
+    new = fenced.answer(watch.text).split("\n")
+    assert new == ["def f(a):", "    return b", ""]
+    assert watch.confidence(hunks(WINDOW, new)) == pytest.approx(0.2)

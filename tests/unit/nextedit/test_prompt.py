@@ -28,8 +28,8 @@ def parts(language: str = "python", **kwargs: str) -> PromptParts:
     )
 
 
-def test_the_three_formats_ship() -> None:
-    assert available_formats() == ["plain", "qwen-repo", "zeta"]
+def test_the_four_formats_ship() -> None:
+    assert available_formats() == ["fenced", "plain", "qwen-repo", "zeta"]
 
 
 @pytest.mark.parametrize(
@@ -39,7 +39,9 @@ def test_the_three_formats_ship() -> None:
         (["coder", "Qwen/Qwen2.5-Coder-7B"], "qwen2.5-coder", "qwen-repo"),
         (["zed-industries/zeta"], "qwen2.5-coder", "zeta"),
         (["my-model"], "qwen2.5-coder-repo", "qwen-repo"),
-        (["HuggingFaceTB/SmolLM2-135M"], "smollm2", "plain"),
+        (["HuggingFaceTB/SmolLM2-135M"], "smollm2", "fenced"),
+        (["smollm2-135m", "/models/smollm2-135m-instruct-bfloat16"], None, "fenced"),
+        (["my-model"], "prefix-only", "plain"),
         (["unknown"], None, "plain"),
     ],
 )
@@ -51,7 +53,7 @@ def test_format_follows_the_served_model(
 
 def test_the_setting_overrides_and_an_unknown_name_says_which_exist() -> None:
     assert choose_format("zeta", ["Qwen/Qwen2.5-Coder-7B"], "qwen2.5-coder").name == "zeta"
-    with pytest.raises(ConfigError, match="known: plain, qwen-repo, zeta"):
+    with pytest.raises(ConfigError, match="known: fenced, plain, qwen-repo, zeta"):
         load_format("nope")
 
 
@@ -90,6 +92,22 @@ def test_plain_prompt_is_comment_headers_in_the_language_and_history_commented()
     assert prompt.endswith("-- Lines 1-3, after the next edit:\n")
     assert form.stops("lua")[0] == "-- end"
     assert form.stops("python")[0] == "# end"
+
+
+def test_fenced_prompt_ends_in_an_open_block_started_with_the_windows_first_line() -> None:
+    form = load_format("fenced")
+    piece = parts()
+    assert form.prefill(piece.window) == "def f(a):"
+    prompt = form.render(piece)
+    assert "# Lines 1-3, before the next edit:\n```\ndef f(a):\n    return a\n\n```\n" in prompt
+    # The first line without its break: the model writes the break (with the blank lines
+    # after it, one token) as the window's own text has it.
+    assert prompt.endswith("# Lines 1-3, after the next edit:\n```\ndef f(a):")
+    assert form.stops("python")[0] == "```"
+    # Formats without it give no start, and their prompt ends with the header.
+    plain = load_format("plain")
+    assert plain.prefill(piece.window) == ""
+    assert plain.render(piece).endswith("after the next edit:\n")
 
 
 def test_code_holding_a_placeholder_stays_as_it_is() -> None:

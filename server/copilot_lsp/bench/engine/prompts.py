@@ -8,8 +8,9 @@ collapse. `longform` is three long generation tasks written for this benchmark: 
 prompts the claims came with are not available here, so these stand in for them (same kind:
 a long, self-contained piece of code to write from a short description). `nextedit` is the
 next-edit suite's rewrite requests (bench/nextedit/prompts.py: the prompt, token limit and stop
-strings the server sends for a scenario, plain format): each runs to its stop string, so its
-end-to-end time is the time to the whole edit.
+strings the server sends for a scenario, in the embedded model's format, `fenced`): each runs
+to its stop string (or to where the server stops reading it), so its end-to-end time is the
+time to the whole edit.
 """
 
 from __future__ import annotations

@@ -38,8 +38,9 @@ def add_parser(
     )
     nextedit.add_argument(
         "--format",
-        help="next-edit prompt format (configs/nextedit: plain, zeta, qwen-repo); default: "
-        "the one the server picks for the served model",
+        help="next-edit prompt format (configs/nextedit: fenced, plain, zeta, qwen-repo); "
+        "default: the one the server picks for the served model (--diagnose: fenced, the "
+        "embedded model's)",
     )
     nextedit.add_argument("--limit", type=int, help="the first N scenarios only")
     nextedit.add_argument("--kinds", help="comma-separated scenario kinds (default: all)")
@@ -102,6 +103,7 @@ def chosen(args: argparse.Namespace) -> tuple[list[Any], int]:
 
 def _measure(args: argparse.Namespace, state_dir: Path) -> dict[str, Any]:
     from copilot_lsp.bench.harness import started_engine
+    from copilot_lsp.bench.nextedit.prompts import EMBEDDED_FORMAT
     from copilot_lsp.bench.nextedit.run import diagnose, run_suite
     from copilot_lsp.serving.profiles import load_profile
 
@@ -129,7 +131,7 @@ def _measure(args: argparse.Namespace, state_dir: Path) -> dict[str, Any]:
             )
         if args.diagnose and url is not None:
             log("diagnosis: the rewrite requests straight to the engine")
-            diagnosis.extend(asyncio.run(diagnose(scenarios, url, args.format or "plain")))
+            diagnosis.extend(asyncio.run(diagnose(scenarios, url, args.format or EMBEDDED_FORMAT)))
         return results
 
     started = time.perf_counter()

@@ -25,6 +25,8 @@ HISTORY_CHARS = 3000
 MIN_CONFIDENCE = NextEditSettings().min_confidence
 """The settings' defaults (nextEditSuggestions.linesAbove, linesBelow, historyChars,
 minConfidence)."""
+EMBEDDED_FORMAT = "fenced"
+"""The format the server picks for the embedded model (SmolLM2): the workloads' default."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,9 +40,12 @@ class RewriteRequest:
     window: tuple[str, ...] = ()
     steps: list[EditStep] = field(default_factory=list)
     """The document's history steps, newest first (for the reversal gate)."""
-    format_name: str = "plain"
+    format_name: str = EMBEDDED_FORMAT
     first: int = 0
     """The document line the window starts at."""
+    prefill: str = ""
+    """The answer's start that the prompt ends with (`NextEditFormat.prefill`): an engine's
+    answer is this followed by its text. The methods below take the engine's text."""
 
     def verdict(
         self,
@@ -60,7 +65,7 @@ class RewriteRequest:
             return "ran away: " + ("line count" if "lines" in why else "prompt repeated")
         if finish != "stop":
             return f"unterminated ({finish})"
-        old, new = list(self.window), form.answer(answer).split("\n")
+        old, new = list(self.window), form.answer(self.prefill + answer).split("\n")
         found = hunks(old, new)
         edit = merged(found, old, new)
         if edit is None:
@@ -89,7 +94,7 @@ class RewriteRequest:
         """The server's answer watch fed line by line: the start of the line at which it
         stops reading, and why; None when it reads on."""
         form = load_format(self.format_name)
-        watch = AnswerWatch(form, self.window, LANGUAGE, max_changed_lines)
+        watch = AnswerWatch(form, self.window, LANGUAGE, max_changed_lines, self.prefill)
         start = 0
         for line in answer.split("\n"):
             piece = line if start + len(line) == len(answer) else line + "\n"
@@ -105,14 +110,14 @@ class RewriteRequest:
         """The confidence gate's score of the edit in `answer` (None: no edit, or no
         log-probabilities to judge by)."""
         form = load_format(self.format_name)
-        watch = AnswerWatch(form, self.window, LANGUAGE, max_changed_lines)
+        watch = AnswerWatch(form, self.window, LANGUAGE, max_changed_lines, self.prefill)
         watch.feed(answer, logprobs)
-        old, new = list(self.window), form.answer(answer).split("\n")
+        old, new = list(self.window), form.answer(self.prefill + answer).split("\n")
         return watch.confidence(hunks(old, new))
 
 
 def rewrite_request(
-    scenario: Scenario, format_name: str = "plain", path: str | None = None
+    scenario: Scenario, format_name: str = EMBEDDED_FORMAT, path: str | None = None
 ) -> RewriteRequest:
     """The request for `scenario`; `path`: the document's path as the prompt shows it."""
     form = load_format(format_name)
@@ -156,4 +161,5 @@ def rewrite_request(
         history.of(path),
         format_name,
         window.first,
+        form.prefill(window),
     )

@@ -237,7 +237,7 @@ def _percentile(sorted_values: list[float], q: float) -> float:
 
 
 async def diagnose(
-    scenarios: list[Scenario], engine_url: str, prompt_format: str = "plain"
+    scenarios: list[Scenario], engine_url: str, prompt_format: str = "fenced"
 ) -> list[dict[str, Any]]:
     """Each scenario's rewrite request sent straight to the engine (greedy, as the server
     sends it): the model's answer, and what the server makes of it (`verdict`: offered, or
@@ -265,7 +265,7 @@ async def diagnose(
             logprobs = token_logprobs(choice.get("logprobs"))
             window = "\n".join(request.window)
             wanted = request.expected if request.expected is not None else window
-            got = load_format(prompt_format).answer(text)
+            got = load_format(prompt_format).answer(request.prefill + text)
             found.append(
                 {
                     "id": scenario.id,
@@ -275,7 +275,7 @@ async def diagnose(
                     "tokens": (answer.get("usage") or {}).get("completion_tokens"),
                     "window_right": got == wanted,
                     "window_unchanged": got == window,
-                    "answer": text,
+                    "answer": request.prefill + text,  # the prompt's start of it too
                 }
             )
     return found
