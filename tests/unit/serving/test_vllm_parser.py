@@ -92,3 +92,10 @@ def test_the_next_edit_profile_copies_long_runs_beside_the_completion_engine() -
     assert choose_format(None, [served], None).name == "qwen-repo"
     line = command_line(load_profile(NEXT_EDIT))
     assert json.dumps(args.speculative_config, separators=(",", ":")) in line
+
+
+@pytest.mark.parametrize("name", PRODUCTION)
+def test_the_32b_profiles_serve_next_edits_in_the_base_model_format(name: str) -> None:
+    # No second model needed: the served name alone selects qwen-repo (docs/serving.md).
+    served = load_profile(name).model.served_name
+    assert choose_format(None, [served], None).name == "qwen-repo"
