@@ -41,7 +41,8 @@ def parsed(name: str) -> Namespace:
     argv = shlex.split(command_line(load_profile(name)).replace('"${VLLM_API_KEY:?}"', "KEY"))
     assert argv[:2] == ["vllm", "serve"]
     parser, _ = _vllm()
-    return parser.parse_args(["--model", argv[2], *argv[3:]])  # type: ignore[no-any-return]
+    args: Namespace = parser.parse_args(["--model", argv[2], *argv[3:]])
+    return args
 
 
 @pytest.mark.parametrize("name", GPU_PROFILES)
