@@ -14,6 +14,7 @@ per outage (a message for the user and a warning in the log), its recovery in th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -90,18 +91,32 @@ class NextEditEngines:
         self.backoff = Backoff(clock)
         """The second engine's failures in a row, and how long it is left alone."""
         self._down: str | None = None
+        self._closing: set[asyncio.Task[None]] = set()
         """The second engine's URL while it is failing (told once per outage)."""
 
     def target(self, settings: Settings) -> Target:
         """The engine this request goes to under `settings`."""
         options = dedicated_options(settings)
         if options is None:
+            self._drop_provider()
             return Target(self._main, tuple(settings.prompt.stop), self._main_slots)
         if self._provider is None:
             self._provider = EngineProvider(options)
         else:
             self._provider.configure(options)  # rebuilt only when the settings changed
         return Target(self._provider, (), self._slots, options.url)
+
+    def _drop_provider(self) -> None:
+        """The second engine was unset: close its connections and its /metrics polling."""
+        provider, self._provider, self._served, self._down = self._provider, None, None, None
+        self.backoff.succeeded()
+        router = provider.built if provider is not None else None
+        if router is None:
+            return
+        with contextlib.suppress(RuntimeError):  # no running loop: nothing to close
+            task = asyncio.get_running_loop().create_task(router.aclose())
+            self._closing.add(task)  # keep a reference until it is done
+            task.add_done_callback(self._closing.discard)
 
     async def model(self, target: Target, settings: Settings) -> tuple[list[str], str | None]:
         """The served model's names (id and root) and the completion prompt family, for the

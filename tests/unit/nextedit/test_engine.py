@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from copilot_lsp.completion.admission import InflightLimiter
 from copilot_lsp.completion.prompt_format import PromptFormats
 from copilot_lsp.engine.provider import EngineProvider
@@ -81,3 +83,22 @@ def test_the_main_engine_failing_is_not_the_next_edit_engines_to_tell() -> None:
     target = engines.target(settings())
     engines.failed(target, EngineUnavailable("refused"), cap_s=8.0)
     assert told == [] and engines.paused(target) == 0.0
+
+
+async def test_unsetting_the_second_engine_closes_it() -> None:
+    engines = NextEditEngines(EngineProvider(), PromptFormats(), InflightLimiter())
+    target = engines.target(settings(engine={"url": B}))
+    assert isinstance(target.engine, EngineProvider)
+    router = target.engine.current()
+    closed: list[bool] = []
+
+    async def aclose() -> None:
+        closed.append(True)
+
+    router.aclose = aclose  # type: ignore[method-assign]
+    engines.failed(target, EngineUnavailable("refused"), cap_s=8.0)
+    main = engines.target(settings())
+    assert main.dedicated is None
+    await asyncio.sleep(0)
+    assert closed == [True]
+    assert engines.paused(engines.target(settings(engine={"url": B}))) == 0.0  # a fresh start
