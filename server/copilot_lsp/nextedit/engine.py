@@ -24,7 +24,7 @@ from copilot_lsp.completion.admission import Backoff, InflightLimiter
 from copilot_lsp.completion.prompt_format import Notify, PromptFormats
 from copilot_lsp.engine.provider import EngineProvider
 from copilot_lsp.engine.types import CompletionEngine, ServedModel
-from copilot_lsp.errors import EngineError
+from copilot_lsp.errors import EngineError, EngineUnavailable
 from copilot_lsp.settings import EngineSettings, Settings
 
 logger = logging.getLogger(__name__)
@@ -121,8 +121,8 @@ class NextEditEngines:
     async def model(self, target: Target, settings: Settings) -> tuple[list[str], str | None]:
         """The served model's names (id and root) and the completion prompt family, for the
         next-edit format to follow (nextedit/prompt.py `choose_format`). The second engine is
-        asked what it serves once per router (a settings change rebuilds it); when it cannot
-        say, no names: the request that follows reports the failure."""
+        asked what it serves once per router (a settings change rebuilds it); EngineError
+        when it cannot say."""
         if target.dedicated is None:
             chosen = await self._main_formats.resolve(settings.prompt, self._main)
             served = chosen.served
@@ -133,8 +133,9 @@ class NextEditEngines:
             try:
                 served = await asyncio.wait_for(target.engine.served_model(), MODEL_TIMEOUT_S)
             except (EngineError, TimeoutError) as error:
-                logger.info("cannot ask the next-edit engine what it serves: %s", error)
-                return [], None
+                # Not guessed: a prompt in another format would get a dedicated model's
+                # garbage back. The request fails like an engine failure (quiet, told once).
+                raise EngineUnavailable(f"cannot say what it serves: {error!r}") from error
             self._served = (source, served)
             logger.info("next edits: the next-edit engine serves %s", served)
         served = self._served[1]
