@@ -24,6 +24,7 @@ from copilot_lsp.context.indexer import Progress
 from copilot_lsp.context.workspace_files import Limits
 from copilot_lsp.engine.provider import EngineProvider
 from copilot_lsp.models import embedded_tokenizer
+from copilot_lsp.nextedit.engine import NextEditEngines
 from copilot_lsp.nextedit.service import NextEdit, NextEditService
 from copilot_lsp.positions import Encoding, Position, position_at
 from copilot_lsp.settings import Settings
@@ -75,10 +76,10 @@ class CopilotService:
         self.next_edits = NextEditService(
             self.workspace,
             self.pipeline.sessions,
-            self.pipeline.formats,
-            self.engines,
+            NextEditEngines(
+                self.engines, self.pipeline.formats, self.pipeline.stages.slots, notify=notify
+            ),
             lambda: self.settings,
-            slots=self.pipeline.stages.slots,
             on_timeline=self.recorder.record,
             on_applied=lambda identifier: self.recorder.feedback(identifier, "accepted", None),
         )
@@ -221,6 +222,8 @@ class CopilotService:
             # The prompt family in use and where it came from (setting or served model).
             "prompt": chosen.describe() if (chosen := self.pipeline.formats.current) else None,
             "warm_up": self.warmed.as_dict(),
+            # Where next edits go: the main engine (url None) or a second one.
+            "next_edit_engine": self.next_edits.engines.describe(self.settings),
             # The workspace index: size, files waiting, the first pass's time.
             "index": self.workspace.indexer.stats(),
         }

@@ -3,9 +3,27 @@ workspace index (the settings tree itself is in settings.py)."""
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 
 from copilot_lsp.settings_section import Section
+
+
+class NextEditEngineSettings(Section):
+    """A second engine for next edits alone (`nextEditSuggestions.engine`): a model trained
+    for them (docs/serving.md, "Next edits in production") beside the completion engine.
+    Timeouts and TLS (`engine.connectTimeoutS`, `readTimeoutS`, `backoffMaxS`, `tlsVerify`,
+    `caFile`) are the main engine's; it is one endpoint, with no pool and no failover."""
+
+    url: str | None = None
+    """OpenAI-compatible base URL next-edit requests go to, e.g. http://127.0.0.1:8001/v1;
+    the next-edit format follows the model it serves. Unset: next edits go to the main engine
+    (`engine.url`) like inline completions. When it fails, next edits stay quiet (one message
+    says so) and inline completions carry on."""
+    api_key: SecretStr | None = None
+    """Sent to that engine as `Authorization: Bearer …`; never logged. Unset: none (the main
+    engine's key is not sent to another server)."""
+    model: str | None = None
+    """Model name to request from it. Unset: the first model it lists at /v1/models."""
 
 
 class NextEditSettings(Section):
@@ -39,6 +57,8 @@ class NextEditSettings(Section):
     0 turns the gate off and asks for none. The default is a guess: the embedded model's
     edits on the suite are all wrong, which gives no right edits to set it against
     (docs/benchmarks/nextedit)."""
+    engine: NextEditEngineSettings = Field(default_factory=NextEditEngineSettings)
+    """The engine next edits go to, when it is not the main one."""
 
 
 class WorkspaceIndexSettings(Section):

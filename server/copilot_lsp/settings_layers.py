@@ -159,42 +159,53 @@ def _read_file(path: Path, result: Layered) -> dict[str, Any] | None:
 def _environment_layers(
     environ: Mapping[str, str], result: Layered
 ) -> list[tuple[str, dict[str, Any]]]:
-    """One layer per COPILOT_LSP_<SECTION>_<FIELD> variable, named after it."""
+    """One layer per COPILOT_LSP_<SECTION>_<FIELD> variable, named after it. Section and
+    field names hold underscores themselves (`NEXT_EDIT_SUGGESTIONS`), and a subsection's
+    field is named through it (`COPILOT_LSP_NEXT_EDIT_SUGGESTIONS_ENGINE_API_KEY`)."""
     layers: list[tuple[str, dict[str, Any]]] = []
-    sections = Settings.model_fields
     for raw_name in sorted(environ):
         name = raw_name.upper()
         if not name.startswith(ENV_PREFIX) or name[len(ENV_PREFIX) :] in NOT_SETTINGS:
             continue
         rest = name[len(ENV_PREFIX) :].lower()
-        section, _, key = rest.partition("_")
-        if section not in sections:
+        found = _field_path(Settings, rest)
+        if found is None:
             result.warnings.append(
                 f"environment: unknown variable {name}{_env_hint(rest)}; ignored"
             )
             continue
-        model = sections[section].annotation
-        assert isinstance(model, type) and issubclass(model, BaseModel)
+        path, annotation = found
         value: Any = environ[raw_name]
-        if not key:  # the whole section as a JSON object, as pydantic-settings allowed
-            parsed = _json(value)
-            if not isinstance(parsed, dict):
+        if len(path) == 1:  # the whole section as a JSON object, as pydantic-settings allowed
+            value = _json(value)
+            if not isinstance(value, dict):
                 result.problems.append(f"{name}: expected a JSON object; ignored")
                 continue
-            layers.append((name, {section: parsed}))
-            continue
-        if key not in model.model_fields:
-            result.warnings.append(
-                f"environment: unknown variable {name}{_env_hint(rest)}; ignored"
-            )
-            continue
-        if _is_structured(model.model_fields[key].annotation):
+        elif _is_structured(annotation):
             value = _json(value)
             if value is _NOT_JSON:
                 result.problems.append(f"{name}: not valid JSON (a list or object); ignored")
                 continue
-        layers.append((name, {section: {key: value}}))
+        layer: dict[str, Any] = {path[-1]: value}
+        for key in reversed(path[:-1]):
+            layer = {key: layer}
+        layers.append((name, layer))
     return layers
+
+
+def _field_path(model: type[BaseModel], rest: str) -> tuple[list[str], Any] | None:
+    """The field (and its annotation) a variable's name after the prefix, lower case, names
+    in `model`: one of its fields, else a field of one of its subsections."""
+    fields = model.model_fields
+    if rest in fields:
+        return [rest], fields[rest].annotation
+    for key, info in fields.items():
+        inner = info.annotation
+        if rest.startswith(f"{key}_") and isinstance(inner, type) and issubclass(inner, BaseModel):
+            found = _field_path(inner, rest[len(key) + 1 :])
+            if found is not None:
+                return [key, *found[0]], found[1]
+    return None
 
 
 def _env_hint(rest: str) -> str:

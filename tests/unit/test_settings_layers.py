@@ -78,6 +78,30 @@ def test_a_wrong_typed_environment_variable_is_dropped_alone(
     assert stop.startswith("COPILOT_LSP_PROMPT_STOP: ")
 
 
+def test_sections_and_subsections_with_underscores_are_set_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # NEXT_EDIT_SUGGESTIONS is one section; ENGINE_API_KEY a field of its subsection.
+    monkeypatch.setenv("COPILOT_LSP_NEXT_EDIT_SUGGESTIONS_ENABLED", "true")
+    monkeypatch.setenv("COPILOT_LSP_NEXT_EDIT_SUGGESTIONS_ENGINE_URL", ENV_URL)
+    monkeypatch.setenv("COPILOT_LSP_NEXT_EDIT_SUGGESTIONS_ENGINE_API_KEY", "sk-nes-secret")
+    monkeypatch.setenv("COPILOT_LSP_CONTEXT_WORKSPACE", '{"maxFiles": 7}')
+    monkeypatch.setenv("COPILOT_LSP_CONTEXT_WORKSPACE_ENABLED", "false")
+    monkeypatch.setenv("COPILOT_LSP_NEXT_EDIT_SUGGESTIONS_ENGINE_APIKEY", "x")
+    loaded = load_base()
+    options = loaded.settings.next_edit_suggestions
+    assert options.enabled is True
+    assert options.engine.url == ENV_URL
+    assert options.engine.api_key is not None
+    assert options.engine.api_key.get_secret_value() == "sk-nes-secret"
+    assert loaded.settings.context.workspace.max_files == 7
+    assert loaded.settings.context.workspace.enabled is False
+    assert loaded.problems == []
+    [unknown] = loaded.warnings
+    assert "COPILOT_LSP_NEXT_EDIT_SUGGESTIONS_ENGINE_APIKEY" in unknown
+    assert "sk-nes-secret" not in " ".join(loaded.messages)
+
+
 def test_unknown_keys_get_one_did_you_mean_each(
     clean_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

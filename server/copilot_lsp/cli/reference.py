@@ -39,8 +39,10 @@ Every setting has a default; set only what you change. Layers, lowest first:
 2. the settings file: `$COPILOT_LSP_SETTINGS_FILE`, else `settings.toml` in the user config
    directory (`~/.config/copilot-lsp/settings.toml`), TOML with one table per section
    (`[engine]`, `[completion]`, …) and snake_case or camelCase keys;
-3. environment variables `COPILOT_LSP_<SECTION>_<FIELD>` (e.g. `COPILOT_LSP_ENGINE_URL`);
-   lists and objects as JSON;
+3. environment variables `COPILOT_LSP_<SECTION>_<FIELD>` (e.g. `COPILOT_LSP_ENGINE_URL`,
+   `COPILOT_LSP_NEXT_EDIT_SUGGESTIONS_ENGINE_URL` for a subsection's field); lists and objects
+   as JSON, and a whole section or subsection as one JSON object
+   (`COPILOT_LSP_CONTEXT_WORKSPACE='{"enabled": false}'`);
 4. the editor's `initializationOptions` (same tree, camelCase);
 5. the editor's settings, section `copilotLsp` (VS Code `copilotLsp.*`, Neovim
    `settings = { copilotLsp = { … } }`), sent through `workspace/configuration`.
@@ -87,8 +89,8 @@ def render_settings() -> str:
 
 
 def _rows(section: type[BaseModel], prefix: str, env_prefix: str) -> list[str]:
-    """One row per setting of `section`; a subsection's settings under its name, set from
-    the environment as one JSON object."""
+    """One row per setting of `section`; a subsection's settings under its name, each with
+    its own variable (the subsection's variable also takes them all as one JSON object)."""
     rows = []
     for name, field in section.model_fields.items():
         key = f"{prefix}.{to_camel(name)}"
@@ -97,8 +99,6 @@ def _rows(section: type[BaseModel], prefix: str, env_prefix: str) -> list[str]:
             rows += _rows(annotation, key, f"{env_prefix}_{name.upper()}")
             continue
         env = f"`{env_prefix}_{name.upper()}`"
-        if "." in prefix:  # inside a subsection: a key of its variable's JSON object
-            env = f"`{env_prefix}` (JSON, key `{to_camel(name)}`)"
         rows.append(
             f"| `{key}` | {env} | {_type_name(annotation)} | {_default(field)} "
             f"| {_cell(field.description or '')}{_bounds(field)} |"

@@ -7,7 +7,9 @@ window around the cursor (nextedit/window.py), renders the served model's next-e
 with the recent edits (nextedit/prompt.py, nextedit/history.py), asks the engine greedily for
 the rewritten window (read as it streams, and left as soon as it cannot be one:
 nextedit/answer.py), diffs the answer against the window (nextedit/diff.py) and drops what
-the rules of nextedit/gate.py do not trust. What the server saw change is recorded as history
+the rules of nextedit/gate.py do not trust. The engine is the completion engine, or the one
+`nextEditSuggestions.engine` names (nextedit/engine.py), whose failures only quiet next
+edits. What the server saw change is recorded as history
 here too (`changed`), each change marked when it applied the edit offered last.
 """
 
@@ -20,17 +22,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from copilot_lsp.completion.admission import InflightLimiter
-from copilot_lsp.completion.prompt_format import PromptFormats
 from copilot_lsp.completion.session import OfferedEdit, Sessions
 from copilot_lsp.completion.suggestion import TimelineSink
 from copilot_lsp.completion.workspace import Workspace
 from copilot_lsp.context.documents import Document
-from copilot_lsp.engine.types import CompletionEngine, CompletionRequest
+from copilot_lsp.engine.types import CompletionRequest
 from copilot_lsp.errors import DocumentError, EngineError
 from copilot_lsp.nextedit import gate
 from copilot_lsp.nextedit.answer import AnswerWatch
 from copilot_lsp.nextedit.diff import PlacedEdit, hunks, line_ending, merged, place
+from copilot_lsp.nextedit.engine import NextEditEngines, Target
 from copilot_lsp.nextedit.history import EditHistory, as_before
 from copilot_lsp.nextedit.prompt import NextEditFormat, PromptParts, choose_format
 from copilot_lsp.nextedit.window import Window, context_lines, file_excerpt, window_at
@@ -75,11 +76,9 @@ class NextEditService:
         self,
         workspace: Workspace,
         sessions: Sessions,
-        formats: PromptFormats,
-        engine: CompletionEngine,
+        engines: NextEditEngines,
         settings: Callable[[], Settings],
         *,
-        slots: InflightLimiter | None = None,
         on_timeline: TimelineSink = lambda timeline: None,
         on_applied: Callable[[str], object] = lambda identifier: None,
         clock: Callable[[], float] = time.perf_counter,
@@ -90,10 +89,8 @@ class NextEditService:
         self._applied = on_applied
         self._workspace = workspace
         self._sessions = sessions
-        self._formats = formats
-        self._engine = engine
+        self.engines = engines
         self._settings = settings
-        self._slots = slots or InflightLimiter()
         self._record = on_timeline
         self._clock = clock
 
@@ -156,15 +153,22 @@ class NextEditService:
         document = asked.document
         timeline = Timeline.start(document.uri, document.language_id, "automatic", self._clock)
         timeline.mode = NEXT_EDIT_MODE
+        target = self.engines.target(settings)
+        paused = self.engines.paused(target)
+        if paused > 0:
+            self._finish(timeline, "empty", f"the next-edit engine is left alone {paused:.1f} s")
+            return []
         try:
-            found = await self._find(asked, settings, timeline)
+            found = await self._find(asked, settings, timeline, target)
         except asyncio.CancelledError:
             self._finish(timeline, "cancelled")
             raise
         except EngineError as error:
             logger.info("next edit: the engine failed: %s", error)
+            self.engines.failed(target, error, settings.engine.backoff_max_s)
             self._finish(timeline, "error", str(error))
             return []
+        self.engines.answered(target)
         if isinstance(found, str):
             logger.debug("next edit: none offered: %s", found)
             self._finish(timeline, "empty", found)
@@ -181,19 +185,17 @@ class NextEditService:
         self._record(timeline)
 
     async def _find(
-        self, asked: _Asked, settings: Settings, timeline: Timeline
+        self, asked: _Asked, settings: Settings, timeline: Timeline, target: Target
     ) -> PlacedEdit | str:
         """The edit to offer, or why there is none."""
         options = settings.next_edit_suggestions
         document = asked.document
-        chosen = await self._formats.resolve(settings.prompt, self._engine)
-        served = chosen.served
-        names = [served.id, served.root] if served is not None else []
-        form = choose_format(options.format, names, chosen.template.name)
+        names, family = await self.engines.model(target, settings)
+        form = choose_format(options.format, names, family)
         window = window_at(
             asked.text, asked.starts, asked.offset, options.lines_above, options.lines_below
         )
-        request = self._request(asked, form, window, settings)
+        request = self._request(asked, form, window, settings, target)
         timeline.mark("prompt_built")
         watch = AnswerWatch(
             form,
@@ -202,7 +204,7 @@ class NextEditService:
             options.max_changed_lines,
             prefill=form.prefill(window),
         )
-        finish, tokens = await self._generate(request, settings, timeline, watch)
+        finish, tokens = await self._generate(request, settings, timeline, watch, target)
         timeline.tokens = tokens
         if finish != "stop":
             return f"the answer did not end where the window does ({finish})"
@@ -226,7 +228,12 @@ class NextEditService:
         return place(edit, window, asked.starts, asked.encoding, line_ending(asked.text))
 
     def _request(
-        self, asked: _Asked, form: NextEditFormat, window: Window, settings: Settings
+        self,
+        asked: _Asked,
+        form: NextEditFormat,
+        window: Window,
+        settings: Settings,
+        target: Target,
     ) -> CompletionRequest:
         options = settings.next_edit_suggestions
         document = asked.document
@@ -255,21 +262,26 @@ class NextEditService:
             prompt=form.render(parts),
             max_tokens=size // CHARS_PER_TOKEN + TOKEN_MARGIN,
             temperature=0.0,
-            stop=(*form.stops(language), *settings.prompt.stop),
+            stop=(*form.stops(language), *target.stop),
             extra=dict(settings.completion.extra_body),
             logprobs=0 if options.min_confidence > 0 else None,
         )
 
     async def _generate(
-        self, request: CompletionRequest, settings: Settings, timeline: Timeline, watch: AnswerWatch
+        self,
+        request: CompletionRequest,
+        settings: Settings,
+        timeline: Timeline,
+        watch: AnswerWatch,
+        target: Target,
     ) -> tuple[str | None, int]:
         """Why the answer ended (its text is the watch's), and its tokens. An answer that ran
         away is left there: leaving the stream closes it, and the engine stops generating."""
         finish: str | None = None
         tokens = 0
-        async with self._slots.slot(settings.completion.max_inflight):
+        async with target.slots.slot(settings.completion.max_inflight):
             timeline.mark("request_sent")
-            async with contextlib.aclosing(self._engine.stream(request)) as chunks:
+            async with contextlib.aclosing(target.engine.stream(request)) as chunks:
                 async for chunk in chunks:
                     if chunk.index:
                         continue

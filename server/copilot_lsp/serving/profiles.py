@@ -104,7 +104,9 @@ class HealthSpec(_Strict):
 
 
 MAX_DRAFT_TOKENS = 5
-"""Chain length for draft models and n-gram; suffix decoding speculates much further."""
+"""Chain length for learned drafts (each drafted token is a draft forward pass); n-gram and
+suffix decoding propose by lookup, at no cost per token, and may speculate much further."""
+LOOKUP_METHODS = frozenset({"ngram", "suffix"})
 
 
 class SpeculativeSpec(_Strict):
@@ -114,7 +116,8 @@ class SpeculativeSpec(_Strict):
     embedded target (resolved by the launcher like `embedded:` is for the target); for
     `draft_model`, a small model with the target's tokenizer."""
     num_speculative_tokens: int = Field(ge=1, le=64)
-    """At most MAX_DRAFT_TOKENS, except for suffix decoding (its upper bound per step)."""
+    """At most MAX_DRAFT_TOKENS, except for n-gram and suffix decoding (a lookup: its upper
+    bound per step)."""
     suffix: SuffixSpec | None = None
     """[speculative.suffix]: suffix decoding's tree settings (method "suffix" only)."""
     health: HealthSpec | None = None
@@ -145,10 +148,10 @@ class SpeculativeSpec(_Strict):
                 self.suffix = SuffixSpec()
         elif self.suffix is not None:
             raise ValueError('[speculative.suffix] is only for method = "suffix"')
-        elif self.num_speculative_tokens > MAX_DRAFT_TOKENS:
+        elif self.num_speculative_tokens > MAX_DRAFT_TOKENS and self.method not in LOOKUP_METHODS:
             raise ValueError(
                 f"num_speculative_tokens: at most {MAX_DRAFT_TOKENS} for {self.method} "
-                "(only suffix decoding speculates further)"
+                "(only n-gram and suffix decoding, which look drafts up, speculate further)"
             )
         if self.health is not None:
             self._health_fits()

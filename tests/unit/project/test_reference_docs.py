@@ -3,6 +3,8 @@ added, renamed or re-defaulted without `make docs` fails here."""
 
 from __future__ import annotations
 
+from pydantic import BaseModel
+
 from copilot_lsp.cli import reference
 from copilot_lsp.cli.main import build_parser
 from copilot_lsp.cli.output import walk_commands
@@ -26,11 +28,21 @@ def test_commands_reference_is_current() -> None:
 
 def test_settings_reference_names_every_field_with_its_environment_variable() -> None:
     text = reference.render_settings()
-    for section, section_field in Settings.model_fields.items():
-        model = section_field.annotation
-        assert isinstance(model, type)
-        for name in model.model_fields:
-            assert f"`COPILOT_LSP_{section.upper()}_{name.upper()}`" in text
+    named = 0
+
+    def check(model: type[BaseModel], prefix: str) -> None:
+        nonlocal named
+        for name, field in model.model_fields.items():
+            inner = field.annotation
+            if isinstance(inner, type) and issubclass(inner, BaseModel):
+                check(inner, f"{prefix}_{name.upper()}")  # a subsection: its fields each
+                continue
+            assert f"`{prefix}_{name.upper()}`" in text
+            named += 1
+
+    check(Settings, "COPILOT_LSP")
+    assert "`COPILOT_LSP_NEXT_EDIT_SUGGESTIONS_ENGINE_API_KEY`" in text
+    assert named > 50
 
 
 def test_commands_reference_has_every_subcommand() -> None:

@@ -64,6 +64,11 @@ def test_suffix_settings_default_to_vllms_and_are_checked() -> None:
         profile({"method": "ngram", "num_speculative_tokens": 3, "suffix": {}})
     with pytest.raises(ValueError, match="at most 5 for eagle"):
         profile({"method": "eagle", "model": "/d", "num_speculative_tokens": 16})
+    with pytest.raises(ValueError, match="at most 5 for draft_model"):
+        profile({"method": "draft_model", "model": "/d", "num_speculative_tokens": 6})
+    # n-gram looks its drafts up in the prompt: a long run costs no draft passes.
+    long_lookup = profile({"method": "ngram", "num_speculative_tokens": 16}).speculative_config()
+    assert long_lookup == {"method": "ngram", "num_speculative_tokens": 16}
     with pytest.raises(ValueError, match=r"speculative.suffix\]"):
         profile(
             {
