@@ -52,6 +52,13 @@ def add_parser(
         "--gap-ms", type=float, default=0.0, help="pause before each round, as between keystrokes"
     )
     overhead.add_argument(
+        "--workspace",
+        type=Path,
+        metavar="DIR",
+        help="with the workspace index on, over a copy of this folder's code (the edited file "
+        "inside it), measured once the index's first pass is done",
+    )
+    overhead.add_argument(
         "--profile",
         type=Path,
         metavar="FILE",
@@ -81,6 +88,8 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         raise CopilotLspError("--count must be positive, --warmup not negative")
     if args.rtt_ms < 0 or args.gap_ms < 0:
         raise CopilotLspError("--rtt-ms and --gap-ms cannot be negative")
+    if args.workspace is not None and not args.workspace.is_dir():
+        raise CopilotLspError(f"--workspace: not a folder: {args.workspace}")
     base = args.base_checkout
     if base is not None and not (base / "server" / "copilot_lsp").is_dir():
         raise CopilotLspError(f"not a checkout with server/copilot_lsp: {base}")
@@ -95,6 +104,7 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
                 seed=args.seed,
                 rtt_s=args.rtt_ms / 1000,
                 gap_s=args.gap_ms / 1000,
+                workspace=args.workspace,
             )
         )
     if args.profile is not None:

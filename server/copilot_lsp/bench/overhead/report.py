@@ -146,10 +146,21 @@ def _first(data: dict[str, Any]) -> str:
 
 
 def _distance(report: dict[str, Any]) -> str:
-    """How far the engine was and how far apart the rounds (reports from before say neither)."""
+    """How far the engine was, how far apart the rounds and the workspace index, if any
+    (reports from before say none of it)."""
     rtt, gap = report.get("engine_rtt_ms", 0), report.get("gap_ms", 0)
-    return (f", {rtt} ms round trip away" if rtt else "") + (
-        f", rounds {gap} ms apart" if gap else ""
+    workspace = report.get("workspace") or {}
+    index = workspace.get("index") or {}
+    indexed = (
+        f"; workspace index on: {index.get('files')} files of {workspace.get('source')}, "
+        f"{index.get('definitions')} definitions"
+        if workspace
+        else ""
+    )
+    return (
+        (f", {rtt} ms round trip away" if rtt else "")
+        + (f", rounds {gap} ms apart" if gap else "")
+        + indexed
     )
 
 

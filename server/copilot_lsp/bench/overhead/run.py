@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from copilot_lsp.bench.overhead.edits import CLASSES, Step, content_change, large_file, plan
+from copilot_lsp.bench.overhead.workspace import copy_workspace, wait_for_index
 from copilot_lsp.client.driver import EditorSession
 from copilot_lsp.testing.fake_engine import FakeEngine, Reply
 from copilot_lsp.testing.latency_proxy import LatencyProxy
@@ -74,10 +75,15 @@ async def run_overhead(
     seed: int = 1,
     rtt_s: float = 0.0,
     gap_s: float = 0.0,
+    workspace: Path | None = None,
 ) -> dict[str, Any]:
     """`count` edit + completion rounds of each class in `edits`, per server (after `warmup`
     unmeasured ones), `gap_s` apart (typing); with `rtt_s`, the engine is that round trip away
-    (a latency proxy)."""
+    (a latency proxy); with `workspace`, a copy of that folder's code is the workspace, indexed
+    (`context.workspace.enabled`) before the first round, and the edited file lies in it."""
+    indexed: dict[str, Any] | None = None
+    if workspace is not None:
+        workdir = copy_workspace(workspace, workdir / "workspace")
     names = [CURRENT] if base_checkout is None else [CURRENT, BASE]
     plans = {kind: plan(kind, count, warmup, seed) for kind in edits}
     servers: dict[str, _Server] = {}
@@ -86,7 +92,15 @@ async def run_overhead(
     try:
         for name in names:
             servers[name] = _Server(name, await FakeEngine().start())
-            await _start(servers[name], workdir, base_checkout if name == BASE else None, rtt_s)
+            await _start(
+                servers[name],
+                workdir,
+                base_checkout if name == BASE else None,
+                rtt_s,
+                workspace is not None,
+            )
+            if workspace is not None:
+                indexed = await wait_for_index(_session(servers[name]))
         for kind in edits:
             await _run_class(kind, plans[kind], servers, workdir, samples, first, gap_s)
         stats = {name: await _session(server).stats() for name, server in servers.items()}
@@ -104,6 +118,7 @@ async def run_overhead(
         "base_checkout": str(base_checkout) if base_checkout else None,
         "engine_rtt_ms": round(rtt_s * 1000, 1),
         "gap_ms": round(gap_s * 1000, 1),
+        "workspace": None if workspace is None else {"source": str(workspace), "index": indexed},
         "servers": {
             name: _server_report(server, stats[name], first.get(name, {}), samples[name])
             for name, server in servers.items()
@@ -111,9 +126,11 @@ async def run_overhead(
     }
 
 
-async def _start(server: _Server, workdir: Path, checkout: Path | None, rtt_s: float) -> None:
+async def _start(
+    server: _Server, workdir: Path, checkout: Path | None, rtt_s: float, index: bool = False
+) -> None:
     """The scripted engine answering at once (behind the proxy with `rtt_s`) and the server,
-    this checkout's or `checkout`'s, connected to it."""
+    this checkout's or `checkout`'s, connected to it (its workspace index on with `index`)."""
     engine = server.engine
     engine.keep_bodies = False
     engine.default = Reply(chunks=["records.sort()\n"])
@@ -124,7 +141,11 @@ async def _start(server: _Server, workdir: Path, checkout: Path | None, rtt_s: f
     server.session = await EditorSession.start(
         workdir,
         server_command=_command(checkout),
-        initialization_options={**OPTIONS, "engine": {"url": url}},
+        initialization_options={
+            **OPTIONS,
+            "engine": {"url": url},
+            "context": {"workspace": {"enabled": index}},
+        },
     )
 
 
