@@ -52,7 +52,11 @@ class PromptTemplate(BaseModel):
 
     name: str
     template: str
-    snippet_style: Literal["comments", "files"] = "comments"
+    snippet_style: Literal["comments", "files", "headers"] = "comments"
+    """How code from other files reads: `comments` (every line commented, under a commented
+    kind and path), `files` (`file_template` per snippet: a format's repository tokens) or
+    `headers` (the code as it is under a commented path, then the current file's commented
+    path: for models with no repository format)."""
     file_template: str = "{content}\n"
     stop: list[str] = []
     tokenizer: str | None = None
@@ -90,7 +94,7 @@ class PromptTemplate(BaseModel):
             "suffix": suffix,
             "path": path,
             "repo": repo,
-            "snippets": self.render_snippets(snippets, language_id),
+            "snippets": self.render_snippets(snippets, language_id, path),
         }
         return _fill(self.template, values)
 
@@ -102,11 +106,11 @@ class PromptTemplate(BaseModel):
         values = {
             "path": path,
             "repo": repo,
-            "snippets": self.render_snippets(snippets, language_id),
+            "snippets": self.render_snippets(snippets, language_id, path),
         }
         return _fill(self.template[: cut.start() if cut else len(self.template)], values)
 
-    def render_snippets(self, snippets: list[Snippet], language_id: str) -> str:
+    def render_snippets(self, snippets: list[Snippet], language_id: str, path: str = "") -> str:
         if not snippets:
             return ""
         if self.snippet_style == "files":
@@ -114,12 +118,54 @@ class PromptTemplate(BaseModel):
                 _fill(self.file_template, {"path": s.path, "content": s.text}) for s in snippets
             )
         leader = comment_leader(language_id)
-        blocks = []
-        for snippet in snippets:
-            lines = [f"{leader} {snippet.kind} ({snippet.path}):"]
-            lines += [f"{leader} {line}".rstrip() for line in snippet.text.split("\n")]
-            blocks.append("\n".join(lines))
-        return "\n".join(blocks) + "\n\n"
+        if self.snippet_style == "headers":
+            blocks = [
+                f"{leader} {s.path}\n{_as_code(s.text, language_id)}"
+                if _balanced(s.text)
+                else _commented(s, leader)
+                for s in snippets
+            ]
+            return "\n\n".join(blocks) + f"\n\n{leader} {path}\n"
+        return "\n".join(_commented(s, leader) for s in snippets) + "\n\n"
+
+
+def _commented(snippet: Snippet, leader: str) -> str:
+    lines = [f"{leader} {snippet.kind} ({snippet.path}):"]
+    lines += [f"{leader} {line}".rstrip() for line in snippet.text.split("\n")]
+    return "\n".join(lines)
+
+
+_PY_HEADERS = ("def ", "class ", "async def ")
+
+
+def _as_code(text: str, language_id: str) -> str:
+    """`text` as code that parses: in Python a header with no body under it (`def f(x):`)
+    gets `...` for one."""
+    if language_id != "python":
+        return text
+    lines = text.split("\n")
+    for number, line in enumerate(lines):
+        if not (line.rstrip().endswith(":") and line.lstrip().startswith(_PY_HEADERS)):
+            continue
+        indent = len(line) - len(line.lstrip())
+        below = next((other for other in lines[number + 1 :] if other.strip()), None)
+        if below is None or len(below) - len(below.lstrip()) <= indent:
+            lines[number] = line.rstrip() + " ..."
+    return "\n".join(lines)
+
+
+def _balanced(text: str) -> bool:
+    """Whether `text` closes every bracket it opens (a header cut inside a call does not: as
+    code it would leave the model inside that call, so it goes in as a comment)."""
+    depth = 0
+    for char in text:
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0
 
 
 def _fill(template: str, values: dict[str, str]) -> str:

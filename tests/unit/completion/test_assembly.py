@@ -94,7 +94,7 @@ def test_no_tree_means_no_snippets_but_a_valid_window() -> None:
     assert not built.prompt.startswith("import os")
 
 
-def test_definitions_from_other_documents_are_included_as_comments() -> None:
+def test_definitions_from_other_documents_come_as_code_under_their_path() -> None:
     text = "def main():\n    result = helper(1, 2)\n    "
     other_text = (
         "def helper(a, b):\n    '''Add.'''\n    return a + b\n\n\ndef unused():\n    pass\n"
@@ -106,8 +106,17 @@ def test_definitions_from_other_documents_are_included_as_comments() -> None:
     built = build_prompt(
         request(text, len(text), others=others), load_template("smollm2"), TokenCounter(), limits()
     )
-    assert built.prompt.startswith("# definition (util.py):\n# def helper(a, b):\n\n")
+    # The embedded model has no repository format: each file's code under a commented path,
+    # a header given a body so that it parses, then the current file's path.
+    assert built.prompt.startswith("# util.py\ndef helper(a, b): ...\n\n# big.py\ndef main():")
     assert "unused" not in built.prompt
+    commented = build_prompt(
+        request(text, len(text), others=others),
+        load_template("prefix-only"),
+        TokenCounter(),
+        limits(),
+    )
+    assert commented.prompt.startswith("# definition (util.py):\n# def helper(a, b):\n\n")
 
 
 def test_fim_template_carries_the_suffix_and_repo_template_files() -> None:
@@ -183,7 +192,7 @@ def test_recent_chunks_are_added_unless_similar_to_the_window() -> None:
     echo = RecentChunk("main.py", "def main():\n    total = 0", same_document=False)
     built = build_prompt(
         request(text, len(text), recent=[fresh, echo]),
-        load_template("smollm2"),
+        load_template("prefix-only"),
         TokenCounter(),
         limits(),
     )
@@ -226,13 +235,16 @@ def test_a_failing_snippet_source_costs_its_snippets_not_the_prompt(
         raise RuntimeError("def secret_code(): ...")
 
     kept = build_prompt(
-        request(text, len(text), others=others), load_template("smollm2"), TokenCounter(), limits()
+        request(text, len(text), others=others),
+        load_template("prefix-only"),
+        TokenCounter(),
+        limits(),
     )
     assert "# def helper(a, b):" in kept.prompt
     for _ in range(2):
         built = build_prompt(
             request(text, len(text), own_definitions=broken, others=others),
-            load_template("smollm2"),
+            load_template("prefix-only"),
             TokenCounter(),
             limits(),
         )

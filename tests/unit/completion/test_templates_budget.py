@@ -42,10 +42,28 @@ def test_placeholders_in_code_are_not_substituted() -> None:
 
 
 def test_comment_snippets_use_the_language_comment_leader() -> None:
-    template = load_template("smollm2")
+    template = load_template("prefix-only")
     snippet = Snippet(path="a.ts", text="function f(): number", kind="definition")
     rendered = template.render_snippets([snippet], "typescript")
     assert rendered == "// definition (a.ts):\n// function f(): number\n\n"
+
+
+def test_header_snippets_are_code_under_commented_paths() -> None:
+    """The embedded model's style: other files' code as code, each under its commented path,
+    then the current file's path; a header cut inside brackets stays a comment."""
+    template = load_template("smollm2")
+    assert template.snippet_style == "headers"
+    code = Snippet(path="a.ts", text="function f(): number", kind="definition")
+    cut = Snippet(path="b.ts", text="export const table = build(", kind="definition")
+    rendered = template.render_snippets([code, cut], "typescript", "main.ts")
+    assert rendered == (
+        "// a.ts\nfunction f(): number\n\n"
+        "// definition (b.ts):\n// export const table = build(\n\n// main.ts\n"
+    )
+    stub = Snippet(path="m.py", text="class A:\n    def f(self):\ndef g(x):", kind="definition")
+    assert template.render_snippets([stub], "python", "app.py") == (
+        "# m.py\nclass A:\n    def f(self): ...\ndef g(x): ...\n\n# app.py\n"
+    )
 
 
 def test_character_estimate_without_a_tokenizer() -> None:
