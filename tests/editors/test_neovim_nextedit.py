@@ -95,6 +95,8 @@ async def test_next_edit_is_drawn_jumped_to_applied_and_dismissed(
     assert run.result["mode"] == "i"
     outcomes = run.result["stats"]["next_edits"]["outcomes"]
     assert outcomes["accepted"] == 1 and outcomes["displayed"] >= 1
+    # Only the <Esc> counts as a dismissal: typing over an edit, or a stale one, just clears it.
+    assert outcomes.get("dismissed") == 1
     # Added lines: virtual lines above the line they go before.
     (line_mark,) = run.result["line_marks"]
     assert line_mark["row"] == 2 and line_mark["virt_lines_above"] is True

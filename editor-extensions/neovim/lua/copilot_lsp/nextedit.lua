@@ -11,10 +11,12 @@ M.ns = vim.api.nvim_create_namespace("copilot_lsp.nextedit")
 
 local INLINE_EDIT = "textDocument/copilotInlineEdit"
 local DID_SHOW = "textDocument/didShowInlineEdit"
+local DID_DISMISS = "copilot/didDismissCompletion"
 local DELETE_HL = "CopilotLspNextEditDelete"
 local ADD_HL = "CopilotLspNextEditAdd"
 
---- Called with (bufnr, event, item) on "shown", "cleared", "jumped" and "applied" (tests).
+--- Called with (bufnr, event, item) on "shown", "cleared", "dismissed", "jumped" and "applied"
+--- (tests).
 ---@type fun(bufnr: integer, event: string, item: table|nil)[]
 M.listeners = {}
 
@@ -85,7 +87,15 @@ function M.clear(bufnr)
   return true
 end
 
---- <Esc>: remove the edit and ask for none until the text changes. False when none is shown.
+--- The server's id of `item` (its accept command's argument), or nil.
+local function item_id(item)
+  local arguments = type(item.command) == "table" and item.command.arguments or nil
+  local id = type(arguments) == "table" and arguments[1] or nil
+  return type(id) == "string" and id or nil
+end
+
+--- <Esc> (or leaving Insert mode): remove the edit, tell the server it was dismissed, and ask
+--- for none until the text changes. False when none is shown.
 function M.dismiss(bufnr)
   bufnr = resolve(bufnr)
   local state = buffers[bufnr]
@@ -94,7 +104,16 @@ function M.dismiss(bufnr)
   end
   cancel(state)
   state.dismissed_tick = vim.api.nvim_buf_get_changedtick(bufnr)
-  return M.clear(bufnr)
+  local shown = state.shown
+  M.clear(bufnr)
+  local client = vim.lsp.get_client_by_id(shown.client_id)
+  local id = item_id(shown.item)
+  if client and id then
+    -- Typing or a newer edit only clears: that is not the user turning this one down.
+    util.notify(client, DID_DISMISS, { completionId = id })
+  end
+  emit(bufnr, "dismissed", shown.item)
+  return true
 end
 
 local function line_text(bufnr, row)
