@@ -17,12 +17,13 @@ from copilot_lsp.testing.fake_engine import FakeEngine, Reply
 pytestmark = pytest.mark.timeout(120)
 
 
-def answer(scenario: suite.Scenario, buffer: str) -> Reply:
-    """The model's rewrite of the scenario's window, as `buffer` has it, in the embedded
-    model's format (`fenced`): the prompt gave the window's first line, the engine writes the
-    rest (the closing fence is the stop string: the engine does not send it)."""
+def answer(scenario: suite.Scenario, buffer: str, around: tuple[int, int] = (10, 10)) -> Reply:
+    """The model's rewrite of the scenario's window (`around`: lines above and below the
+    cursor's), as `buffer` has it, in the embedded model's format (`fenced`): the prompt gave
+    the window's first line, the engine writes the rest (the closing fence is the stop
+    string: the engine does not send it)."""
     current = scenario.current()
-    window = window_at(current, line_starts(current), scenario.cursor, 10, 10)
+    window = window_at(current, line_starts(current), scenario.cursor, *around)
     lines = buffer.split("\n")
     grown = len(lines) - len(current.split("\n"))
     rewrite = "\n".join(lines[window.first : window.last + 1 + grown]) + "\n"
@@ -103,3 +104,33 @@ async def test_next_edit_latency_is_reported_beside_inline_completions(
     assert any(line.startswith("| next edit | 1 |") for line in lines)
     assert any(line.startswith("| inline completion | 1 |") for line in lines)
     assert "next edits 1 requests, 1 shown, 0 quiet" in lines[-1]
+
+
+async def test_the_window_option_reaches_the_server_and_the_engine_workload(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: dict[str, str]
+) -> None:
+    """`bench nextedit --window 3,2`: the server rewrites 3 lines above and 2 below the
+    cursor's line, and `rewrite_request` (the diagnosis, `bench engine`) builds the same."""
+    edit = next(s for s in suite.load() if s.kind == "rename-param")
+    assert edit.expected is not None
+    current = edit.current()
+    window = window_at(current, line_starts(current), edit.cursor, 3, 2)
+    assert len(window.lines) == 6  # the scenario's cursor is far enough from both ends
+    engine = await FakeEngine().start()
+    engine.models = ["smollm2-135m"]
+    engine.replies = [answer(edit, edit.expected, (3, 2))]
+    for key, value in isolated_env.items():
+        monkeypatch.setenv(key, value)
+    try:
+        (record,) = await run_suite(
+            [edit], engine.url, tmp_path, timeout_s=30, completions=False, window=(3, 2)
+        )
+    finally:
+        await engine.stop()
+    body = engine.requests[0].body
+    request = rewrite_request(edit, path="s000.py", window_lines=(3, 2))
+    assert (request.prompt, request.max_tokens) == (body["prompt"], body["max_tokens"])
+    assert request.window == window.lines
+    assert request.prompt != rewrite_request(edit, path="s000.py").prompt
+    # The expected edit lies inside the smaller window: still found, and right.
+    assert record["exact"] and record["shown"]

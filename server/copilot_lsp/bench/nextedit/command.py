@@ -42,6 +42,13 @@ def add_parser(
         "default: the one the server picks for the served model (--diagnose: fenced, the "
         "embedded model's)",
     )
+    nextedit.add_argument(
+        "--window",
+        type=window_lines,
+        metavar="ABOVE,BELOW",
+        help="lines above and below the cursor's line that the model rewrites (the server's "
+        "nextEditSuggestions.linesAbove, linesBelow; default: its defaults, 10,10)",
+    )
     nextedit.add_argument("--limit", type=int, help="the first N scenarios only")
     nextedit.add_argument("--kinds", help="comma-separated scenario kinds (default: all)")
     nextedit.add_argument(
@@ -63,6 +70,20 @@ def add_parser(
     )
     nextedit.add_argument("--out", type=Path, required=True, help="folder for the report")
     return nextedit
+
+
+def window_lines(value: str) -> tuple[int, int]:
+    """`ABOVE,BELOW` as two line counts, each 0 to 100 (the settings' bounds)."""
+    parts = value.split(",")
+    try:
+        above, below = (int(part) for part in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected ABOVE,BELOW (two line counts), got {value!r}"
+        ) from None
+    if not (0 <= above <= 100 and 0 <= below <= 100):
+        raise argparse.ArgumentTypeError(f"line counts go from 0 to 100, got {value!r}")
+    return above, below
 
 
 def run(args: argparse.Namespace, state_dir: Path) -> str:
@@ -127,11 +148,13 @@ def _measure(args: argparse.Namespace, state_dir: Path) -> dict[str, Any]:
                     timeout_s=args.timeout_s,
                     log=log,
                     server_stats=server_stats,
+                    window=args.window,
                 )
             )
         if args.diagnose and url is not None:
             log("diagnosis: the rewrite requests straight to the engine")
-            diagnosis.extend(asyncio.run(diagnose(scenarios, url, args.format or EMBEDDED_FORMAT)))
+            form = args.format or EMBEDDED_FORMAT
+            diagnosis.extend(asyncio.run(diagnose(scenarios, url, form, args.window)))
         return results
 
     started = time.perf_counter()
@@ -149,6 +172,7 @@ def _measure(args: argparse.Namespace, state_dir: Path) -> dict[str, Any]:
             ("--engine-url", args.engine_url),
             ("--profile", None if args.engine_url else args.profile),
             ("--format", args.format),
+            ("--window", ",".join(map(str, args.window)) if args.window else None),
             ("--kinds", args.kinds),
             ("--limit", args.limit),
             ("--diagnose", "" if args.diagnose else None),
@@ -162,6 +186,7 @@ def _measure(args: argparse.Namespace, state_dir: Path) -> dict[str, Any]:
             "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "engine": engine,
             "format": args.format,
+            "window": list(args.window) if args.window else None,
             "scenarios": len(scenarios),
             "suite_size": size,
             "seconds": round(time.perf_counter() - started, 1),

@@ -21,6 +21,7 @@ from copilot_lsp.settings_features import NextEditSettings
 
 LANGUAGE = "python"
 LINES_ABOVE = LINES_BELOW = 10
+WINDOW = (LINES_ABOVE, LINES_BELOW)
 HISTORY_CHARS = 3000
 MIN_CONFIDENCE = NextEditSettings().min_confidence
 """The settings' defaults (nextEditSuggestions.linesAbove, linesBelow, historyChars,
@@ -117,9 +118,14 @@ class RewriteRequest:
 
 
 def rewrite_request(
-    scenario: Scenario, format_name: str = EMBEDDED_FORMAT, path: str | None = None
+    scenario: Scenario,
+    format_name: str = EMBEDDED_FORMAT,
+    path: str | None = None,
+    window_lines: tuple[int, int] = WINDOW,
 ) -> RewriteRequest:
-    """The request for `scenario`; `path`: the document's path as the prompt shows it."""
+    """The request for `scenario`; `path`: the document's path as the prompt shows it;
+    `window_lines`: lines above and below the cursor's line (the server's linesAbove,
+    linesBelow)."""
     form = load_format(format_name)
     path = path or f"{scenario.id}.py"
     history = EditHistory(clock=lambda: 0.0)
@@ -129,7 +135,7 @@ def rewrite_request(
         history.record(path, path, (text, line_starts(text)), (new, line_starts(new)))
         text = new
     starts = line_starts(text)
-    window = window_at(text, starts, scenario.cursor, LINES_ABOVE, LINES_BELOW)
+    window = window_at(text, starts, scenario.cursor, *window_lines)
     context = form.context_lines
     parts = PromptParts(
         path=path,

@@ -28,10 +28,14 @@ from copilot_lsp.positions import Encoding, Position, offset_at, position_at
 ENCODING: Encoding = "utf-16"
 
 
-def options(engine_url: str | None, prompt_format: str | None) -> dict[str, Any]:
+def options(
+    engine_url: str | None, prompt_format: str | None, window: tuple[int, int] | None = None
+) -> dict[str, Any]:
     next_edit: dict[str, Any] = {"enabled": True}
     if prompt_format:
         next_edit["format"] = prompt_format
+    if window is not None:
+        next_edit["linesAbove"], next_edit["linesBelow"] = window
     result: dict[str, Any] = {"nextEditSuggestions": next_edit, "completion": {"debounceMs": 0}}
     if engine_url:
         result["engine"] = {"url": engine_url}
@@ -48,13 +52,15 @@ async def run_suite(
     log: Any = None,
     server_stats: dict[str, Any] | None = None,
     completions: bool = True,
+    window: tuple[int, int] | None = None,
 ) -> list[dict[str, Any]]:
     """Each scenario's record; with `completions`, an inline completion is asked at the
     cursor after the next edit, for its latency. `server_stats` (when given) receives the
     server's own view at the end (`copilot/stats`: next edits' counters, inline completions'
-    time to answer)."""
+    time to answer). `window`: the lines above and below the cursor's line the server
+    rewrites (None: its defaults)."""
     session = await EditorSession.start(
-        workdir, initialization_options=options(engine_url, prompt_format)
+        workdir, initialization_options=options(engine_url, prompt_format, window)
     )
     results: list[dict[str, Any]] = []
     try:
@@ -237,20 +243,25 @@ def _percentile(sorted_values: list[float], q: float) -> float:
 
 
 async def diagnose(
-    scenarios: list[Scenario], engine_url: str, prompt_format: str = "fenced"
+    scenarios: list[Scenario],
+    engine_url: str,
+    prompt_format: str = "fenced",
+    window: tuple[int, int] | None = None,
 ) -> list[dict[str, Any]]:
     """Each scenario's rewrite request sent straight to the engine (greedy, as the server
     sends it): the model's answer, and what the server makes of it (`verdict`: offered, or
     why not). Shows why the suite's numbers are what they are: a quiet model, or a model
     whose answers the gates drop."""
-    from copilot_lsp.bench.nextedit.prompts import rewrite_request
+    from copilot_lsp.bench.nextedit.prompts import WINDOW, rewrite_request
 
     root = engine_url.rstrip("/").removesuffix("/v1")
     found = []
     async with httpx.AsyncClient(timeout=600.0) as client:
         model = (await client.get(f"{root}/v1/models")).json()["data"][0]["id"]
         for index, scenario in enumerate(scenarios):
-            request = rewrite_request(scenario, prompt_format, path=f"s{index:03d}.py")
+            request = rewrite_request(
+                scenario, prompt_format, path=f"s{index:03d}.py", window_lines=window or WINDOW
+            )
             body = {
                 "model": model,
                 "prompt": request.prompt,
@@ -263,8 +274,8 @@ async def diagnose(
             choice = answer["choices"][0]
             text, finish = str(choice.get("text") or ""), choice.get("finish_reason")
             logprobs = token_logprobs(choice.get("logprobs"))
-            window = "\n".join(request.window)
-            wanted = request.expected if request.expected is not None else window
+            as_is = "\n".join(request.window)
+            wanted = request.expected if request.expected is not None else as_is
             got = load_format(prompt_format).answer(request.prefill + text)
             found.append(
                 {
@@ -274,7 +285,7 @@ async def diagnose(
                     "finish": finish,
                     "tokens": (answer.get("usage") or {}).get("completion_tokens"),
                     "window_right": got == wanted,
-                    "window_unchanged": got == window,
+                    "window_unchanged": got == as_is,
                     "answer": request.prefill + text,  # the prompt's start of it too
                 }
             )
