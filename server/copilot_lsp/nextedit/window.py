@@ -58,14 +58,24 @@ def context_lines(text: str, starts: list[int], first: int, last: int) -> str:
     return "\n".join(line_content(text, starts, index) for index in range(first, last + 1))
 
 
+EXCERPT_STEP = 16
+"""The file excerpt follows the cursor in steps of this many lines. A next edit's prompt
+starts with it: while the cursor moves within a step the excerpt's first lines stay put, and
+the engine's prefix cache serves that head instead of computing it again on every line."""
+
+
 def file_excerpt(text: str, starts: list[int], window: Window, budget: int) -> str:
     """The whole document when it fits in `budget` characters, else the lines around the
-    window that do (as many above as below), with `\\n` line breaks."""
+    window that do (as many above as below), with `\\n` line breaks. The lines grow from
+    every window the cursor can have within its step of EXCERPT_STEP lines, when those fit."""
     normalized = text.replace("\r\n", "\n") if "\r" in text else text
     if len(normalized) <= budget:
         return normalized
-    first, last = window.first, window.last
-    used = sum(len(line) + 1 for line in window.lines)
+    first, last = _anchor(starts, window)
+    used = sum(len(line_content(text, starts, index)) + 1 for index in range(first, last + 1))
+    if used > budget:
+        first, last = window.first, window.last
+        used = sum(len(line) + 1 for line in window.lines)
     while used < budget and (first > 0 or last < len(starts) - 1):
         grown = False
         for side in (-1, 1):
@@ -81,3 +91,14 @@ def file_excerpt(text: str, starts: list[int], window: Window, budget: int) -> s
         if not grown:
             break
     return context_lines(text, starts, first, last)
+
+
+def _anchor(starts: list[int], window: Window) -> tuple[int, int]:
+    """The lines of every window around a cursor in the same step as this one's (the window
+    grows at most as far above and below it as this one does)."""
+    cursor = window.first + window.cursor_line
+    step_first = cursor - cursor % EXCERPT_STEP
+    above, below = window.cursor_line, len(window.lines) - 1 - window.cursor_line
+    first = min(window.first, max(0, step_first - above))
+    last = max(window.last, min(len(starts) - 1, step_first + EXCERPT_STEP - 1 + below))
+    return first, last
