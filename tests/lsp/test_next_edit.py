@@ -321,3 +321,52 @@ async def test_a_format_that_starts_the_answer_counts_that_start_as_the_answers(
     assert await edits(ask(session, 1)) == []  # the window copied as it is: no edit
     assert await edits(ask(session, 1)) == []  # the edit written unsure
     assert (await session.stats())["next_edits"]["quiet"] == 2
+
+
+# A CRLF document with text beyond ASCII before the edits (é: one UTF-16 unit, 🎉: two): the
+# edit's columns must be UTF-16 units, its text must bring CRLF back.
+WIDE = "".join(f"label_{n} = 'café 🎉 {n}'  # ñ\r\n" for n in range(30))
+
+
+def wide_rewrite(first: int, last: int, changed: dict[int, str]) -> list[str]:
+    """The model's answer for the window of lines first..last (the fake's `plain` format:
+    the window's lines, each ended by `\\n`), lines in `changed` replaced."""
+    lines = WIDE.split("\r\n")
+    window = [changed.get(n, lines[n]) for n in range(first, last + 1)]
+    return ["\n".join(window) + "\n"]
+
+
+def applied(text: str, edit: dict[str, Any]) -> str:
+    from copilot_lsp.positions import Position, offset_at
+
+    start, end = (
+        offset_at(text, Position(edit["range"][k]["line"], edit["range"][k]["character"]), "utf-16")
+        for k in ("start", "end")
+    )
+    return text[:start] + edit["text"] + text[end:]
+
+
+@pytest.mark.parametrize(
+    ("cursor", "first", "last", "line"),
+    [(0, 0, 10, 8), (29, 19, 30, 27)],
+    ids=["window-at-the-start", "window-at-the-end"],
+)
+async def test_a_crlf_document_beyond_ascii_gets_an_edit_that_applies_exactly(
+    session: Session, cursor: int, first: int, last: int, line: int
+) -> None:
+    """The window clamped at the start or at the end of the file (the last line is the
+    empty one after the final CRLF); the model changes a line after the emoji: the client,
+    applying the edit in UTF-16 units, gets the document the model wrote, CRLF kept."""
+    await session.initialize(ON)
+    old = WIDE.split("\r\n")[line]
+    new = old.replace("# ñ", "# ñandú") + "\nextra = 'ü'"  # a longer line and one more
+    session.engine.default = Reply(chunks=wide_rewrite(first, last, {line: new}))
+    session.open(WIDE, URI)
+    (edit,) = await edits(ask(session, 1, line=cursor, character=0))
+    assert f"# Lines {first + 1}-{last + 1}, before" in session.engine.requests[0].body["prompt"]
+    # Columns in UTF-16 units: the emoji counts two, so a code-point count is one short.
+    end_of_old = {"line": line, "character": len(old.encode("utf-16-le")) // 2}
+    assert edit["range"]["start"] == end_of_old == {"line": line, "character": len(old) + 1}
+    assert "\r\n" in edit["text"] and "\n" not in edit["text"].replace("\r\n", "")
+    expected = WIDE.replace(old + "\r\n", new.replace("\n", "\r\n") + "\r\n")
+    assert applied(WIDE, edit) == expected
