@@ -8,7 +8,7 @@ from pathlib import Path
 from copilot_lsp.context import imports
 from copilot_lsp.context.imports import Imported
 from copilot_lsp.context.repo_index import RepoIndex
-from copilot_lsp.context.retrieval import Cursor, Retriever, gather
+from copilot_lsp.context.retrieval import PROVISIONAL_S, Cursor, Retriever, gather
 from copilot_lsp.context.syntax import SyntaxTree
 from tests.unit.context.workspace_fixtures import indexed
 
@@ -118,6 +118,25 @@ def test_a_line_retrieved_while_the_index_was_building_is_retrieved_again() -> N
     # Found on a settled index: kept for the line whatever changes next.
     partial.remove("file:///ws/pkg/mod.py")
     assert retriever.lazy(cursor(head + "m.c"))(time.perf_counter() + FAR) is found
+
+
+def test_while_the_index_builds_a_line_is_gathered_again_at_most_once_a_second() -> None:
+    """The first pass changes the index with every batch: gathering again on each keystroke
+    cost every keystroke a retrieval while a large workspace was indexed."""
+    full = indexed()
+    partial = RepoIndex()
+    now = 100.0
+    retriever = Retriever(partial, settled=lambda: False, clock=lambda: now)
+    head = "import pkg.mod as m\n\nvalue = m.compute_total()\n"
+    first = retriever.lazy(cursor(head + "m"))(time.perf_counter() + FAR)
+    assert first == []
+    for uri, file in full.files.items():  # the index moves on, the first pass goes on
+        partial.put(uri, file.path, file.summary)
+    now += PROVISIONAL_S / 2
+    assert retriever.lazy(cursor(head + "m."))(time.perf_counter() + FAR) is first
+    now += PROVISIONAL_S / 2
+    found = retriever.lazy(cursor(head + "m.c"))(time.perf_counter() + FAR)
+    assert [item.path for item in found if item.kind == "imported module"] == ["pkg/mod.py"]
 
 
 def test_a_passed_deadline_leaves_the_rest_out_and_is_not_kept() -> None:
