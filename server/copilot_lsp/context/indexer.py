@@ -33,8 +33,11 @@ from copilot_lsp.context.workspace_files import Limits, discover, language_of
 
 logger = logging.getLogger(__name__)
 
-BATCH = 8
-"""Files per trip to the indexing process."""
+BATCH = 2
+"""Files per trip to the indexing process. Taking a trip's results back (unpickling, in the
+executor's thread) holds the GIL, and with it the event loop: the smaller the trip, the
+shorter a keystroke's wait while a large folder is indexed (bench index, 20,000 files,
+keystrokes while indexing p99: 8 files 35-37 ms, 4 files 28.9 ms, 2 files 22.3 ms)."""
 REINDEX_DELAY_S = 1.0
 PROGRESS_EVERY_S = 0.25
 
