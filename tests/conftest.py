@@ -105,6 +105,17 @@ def isolated_env(tmp_path: Path) -> Iterator[dict[str, str]]:
     yield env
 
 
+@pytest.fixture
+def isolated_process_env(
+    isolated_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> dict[str, str]:
+    """`isolated_env` applied to this process, for the servers that code under test starts
+    itself (benchmarks); undone after the test."""
+    for key, value in isolated_env.items():
+        monkeypatch.setenv(key, value)
+    return isolated_env
+
+
 async def until(
     condition: Callable[[], object],
     within: float = 5.0,

@@ -15,10 +15,8 @@ pytestmark = pytest.mark.timeout(120)
 
 
 async def test_every_arm_completes_and_scores_a_task(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: dict[str, str]
+    tmp_path: Path, isolated_process_env: dict[str, str]
 ) -> None:
-    for key, value in isolated_env.items():
-        monkeypatch.setenv(key, value)
     _, task, _ = find_tasks(write_package(tmp_path), "pkg")
     engine = await FakeEngine().start()
     engine.default = Reply(chunks=["DEFAULT_TIMEOUT", " + u.shared(doubled)\n", "x = 1\n"])

@@ -32,7 +32,7 @@ def answer(scenario: suite.Scenario, buffer: str, around: tuple[int, int] = (10,
 
 
 async def test_a_right_edit_a_quiet_answer_and_an_undo_the_server_drops(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: dict[str, str]
+    tmp_path: Path, isolated_process_env: dict[str, str]
 ) -> None:
     stored = suite.load()
     edit = next(s for s in stored if s.kind == "rename-param")
@@ -46,8 +46,6 @@ async def test_a_right_edit_a_quiet_answer_and_an_undo_the_server_drops(
         answer(unrelated, unrelated.current()),  # the window unchanged: nothing to offer
         answer(done, done.before),  # every rename undone: the server's gate drops it
     ]
-    for key, value in isolated_env.items():
-        monkeypatch.setenv(key, value)
     try:
         results = await run_suite(
             [edit, unrelated, done], engine.url, tmp_path, timeout_s=30, completions=False
@@ -77,7 +75,7 @@ async def test_a_right_edit_a_quiet_answer_and_an_undo_the_server_drops(
 
 
 async def test_next_edit_latency_is_reported_beside_inline_completions(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: dict[str, str]
+    tmp_path: Path, isolated_process_env: dict[str, str]
 ) -> None:
     """Each scenario also asks an inline completion at its cursor; the report puts both
     latencies side by side, the client's and the server's (`copilot/stats`)."""
@@ -86,8 +84,6 @@ async def test_next_edit_latency_is_reported_beside_inline_completions(
     engine = await FakeEngine().start()
     engine.models = ["smollm2-135m"]
     engine.default = answer(edit, edit.expected)  # the completion gets the same text
-    for key, value in isolated_env.items():
-        monkeypatch.setenv(key, value)
     server: dict[str, object] = {}
     try:
         results = await run_suite([edit], engine.url, tmp_path, timeout_s=30, server_stats=server)
@@ -107,7 +103,7 @@ async def test_next_edit_latency_is_reported_beside_inline_completions(
 
 
 async def test_the_window_option_reaches_the_server_and_the_engine_workload(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: dict[str, str]
+    tmp_path: Path, isolated_process_env: dict[str, str]
 ) -> None:
     """`bench nextedit --window 3,2`: the server rewrites 3 lines above and 2 below the
     cursor's line, and `rewrite_request` (the diagnosis, `bench engine`) builds the same."""
@@ -119,8 +115,6 @@ async def test_the_window_option_reaches_the_server_and_the_engine_workload(
     engine = await FakeEngine().start()
     engine.models = ["smollm2-135m"]
     engine.replies = [answer(edit, edit.expected, (3, 2))]
-    for key, value in isolated_env.items():
-        monkeypatch.setenv(key, value)
     try:
         (record,) = await run_suite(
             [edit], engine.url, tmp_path, timeout_s=30, completions=False, window=(3, 2)

@@ -13,10 +13,8 @@ pytestmark = pytest.mark.timeout(120)
 
 
 async def test_rounds_run_over_an_indexed_copy_of_the_workspace(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: dict[str, str]
+    tmp_path: Path, isolated_process_env: dict[str, str]
 ) -> None:
-    for key, value in isolated_env.items():
-        monkeypatch.setenv(key, value)
     source = tmp_path / "project"
     (source / "pkg").mkdir(parents=True)
     (source / "pkg" / "__init__.py").write_text("")

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.timeout(120)
 
 
 async def test_quality_bench_scores_a_correct_and_a_wrong_completion(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: dict[str, str]
+    tmp_path: Path, isolated_process_env: dict[str, str]
 ) -> None:
     task = load_tasks(DATA, "block", 1)[0]
     indent = task.before[task.before.rfind("\n") + 1 :]
@@ -23,8 +23,6 @@ async def test_quality_bench_scores_a_correct_and_a_wrong_completion(
     perfect = "\n" + indent + task.ground_truth + "\n" + "x = 'unrelated'\n"
     engine = await FakeEngine().start()
     engine.replies = [Reply(chunks=[perfect]), Reply(chunks=["\n" + indent + "pass\n"])]
-    for key, value in isolated_env.items():
-        monkeypatch.setenv(key, value)
     try:
         results = await quality.run_mode("pipeline", [task, task], engine.url, tmp_path)
     finally:
@@ -38,7 +36,7 @@ async def test_quality_bench_scores_a_correct_and_a_wrong_completion(
 
 
 async def test_naive_mode_cuts_at_the_first_line_break_and_holes_keep_their_tests(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: dict[str, str]
+    tmp_path: Path, isolated_process_env: dict[str, str]
 ) -> None:
     hole = statement_holes(DATA, 1)[0]
     assert hole.subset == "holes" and "\n" not in hole.ground_truth
@@ -50,8 +48,6 @@ async def test_naive_mode_cuts_at_the_first_line_break_and_holes_keep_their_test
         ),
         Reply(chunks=["x = (\n"]),  # a syntax error: fails whether or not the line runs
     ]
-    for key, value in isolated_env.items():
-        monkeypatch.setenv(key, value)
     try:
         results = await quality.run_modes([quality.NAIVE], [hole, hole], engine.url, tmp_path)
     finally:
@@ -64,7 +60,7 @@ async def test_naive_mode_cuts_at_the_first_line_break_and_holes_keep_their_test
 
 
 async def test_early_mode_answers_the_first_line_then_the_rest_at_the_same_place(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: dict[str, str]
+    tmp_path: Path, isolated_process_env: dict[str, str]
 ) -> None:
     task = load_tasks(DATA, "block", 1)[0]
     indent = task.before[task.before.rfind("\n") + 1 :]
@@ -72,8 +68,6 @@ async def test_early_mode_answers_the_first_line_then_the_rest_at_the_same_place
     assert len(lines) > 1
     engine = await FakeEngine().start()
     engine.replies = [Reply(chunks=[*lines, "x = 'unrelated'\n"], delay_s=0.3)]
-    for key, value in isolated_env.items():
-        monkeypatch.setenv(key, value)
     try:
         results = await quality.run_modes(["early"], [task], engine.url, tmp_path)
     finally:

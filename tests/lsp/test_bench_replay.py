@@ -61,10 +61,8 @@ async def by_events(editor: ScriptedEditor, due: float, reaction_s: float) -> No
 
 @pytest.mark.timeout(300)  # a hang guard: under a load average of 20 on 2 cores it took 96 s
 def test_a_tiny_replay_accepts_the_right_suggestion_and_cancels_while_typing(
-    isolated_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    isolated_process_env: dict[str, str], tmp_path: Path
 ) -> None:
-    for key, value in isolated_env.items():
-        monkeypatch.setenv(key, value)
     arm = Arm(SCRIPTED, SCRIPTED, {"completion": {"debounceMs": 200}})
     plan = Plan([HOLE, EDIT], repeats=1, pace=by_events)
     data = run_replay([arm], plan, state_dir=tmp_path, log=print)
@@ -97,10 +95,8 @@ def test_a_tiny_replay_accepts_the_right_suggestion_and_cancels_while_typing(
 
 
 def test_an_arm_on_another_checkouts_server_that_does_not_start_says_what_it_printed(
-    isolated_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    isolated_process_env: dict[str, str], tmp_path: Path
 ) -> None:
-    for key, value in isolated_env.items():
-        monkeypatch.setenv(key, value)
     package = tmp_path / "before" / "server" / "copilot_lsp"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("", encoding="utf-8")

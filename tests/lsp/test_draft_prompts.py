@@ -20,12 +20,9 @@ pytestmark = pytest.mark.timeout(180)
 @pytest.mark.parametrize("served_name", ["smollm2-135m", "qwen2.5-coder-32b"])
 def test_every_few_keys_the_engine_gets_the_prompt_of_the_text_typed_so_far(
     served_name: str,
-    isolated_env: dict[str, str],
-    monkeypatch: pytest.MonkeyPatch,
+    isolated_process_env: dict[str, str],
     tmp_path: Path,
 ) -> None:
-    for key, value in isolated_env.items():
-        monkeypatch.setenv(key, value)
     root = tmp_path / "corpus"
     root.mkdir()
     for index in range(6):
