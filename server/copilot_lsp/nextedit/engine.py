@@ -91,8 +91,8 @@ class NextEditEngines:
         self.backoff = Backoff(clock)
         """The second engine's failures in a row, and how long it is left alone."""
         self._down: str | None = None
-        self._closing: set[asyncio.Task[None]] = set()
         """The second engine's URL while it is failing (told once per outage)."""
+        self._closing: set[asyncio.Task[None]] = set()
 
     def target(self, settings: Settings) -> Target:
         """The engine this request goes to under `settings`."""

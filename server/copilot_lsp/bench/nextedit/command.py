@@ -73,17 +73,24 @@ def add_parser(
 
 
 def window_lines(value: str) -> tuple[int, int]:
-    """`ABOVE,BELOW` as two line counts, each 0 to 100 (the settings' bounds)."""
-    parts = value.split(",")
+    """`ABOVE,BELOW` as two line counts within the bounds of the settings they set
+    (nextEditSuggestions.linesAbove, linesBelow)."""
+    from pydantic import ValidationError
+
+    from copilot_lsp.settings_features import NextEditSettings
+
     try:
-        above, below = (int(part) for part in parts)
+        above, below = (int(part) for part in value.split(","))
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected ABOVE,BELOW (two line counts), got {value!r}"
         ) from None
-    if not (0 <= above <= 100 and 0 <= below <= 100):
-        raise argparse.ArgumentTypeError(f"line counts go from 0 to 100, got {value!r}")
-    return above, below
+    try:
+        settings = NextEditSettings(lines_above=above, lines_below=below)
+    except ValidationError as error:
+        bounds = "; ".join(str(e["msg"]) for e in error.errors())
+        raise argparse.ArgumentTypeError(f"{value!r}: {bounds}") from None
+    return settings.lines_above, settings.lines_below
 
 
 def run(args: argparse.Namespace, state_dir: Path) -> str:

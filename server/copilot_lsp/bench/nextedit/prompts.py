@@ -20,12 +20,11 @@ from copilot_lsp.positions import line_starts
 from copilot_lsp.settings_features import NextEditSettings
 
 LANGUAGE = "python"
-LINES_ABOVE = LINES_BELOW = 10
-WINDOW = (LINES_ABOVE, LINES_BELOW)
-HISTORY_CHARS = 3000
-MIN_CONFIDENCE = NextEditSettings().min_confidence
-"""The settings' defaults (nextEditSuggestions.linesAbove, linesBelow, historyChars,
-minConfidence)."""
+DEFAULTS = NextEditSettings()
+"""The settings the server runs with unless told otherwise (nextEditSuggestions.*)."""
+WINDOW = (DEFAULTS.lines_above, DEFAULTS.lines_below)
+HISTORY_CHARS = DEFAULTS.history_chars
+MIN_CONFIDENCE = DEFAULTS.min_confidence
 EMBEDDED_FORMAT = "fenced"
 """The format the server picks for the embedded model (SmolLM2): the workloads' default."""
 
