@@ -40,3 +40,8 @@ async def test_every_arm_completes_and_scores_a_task(
     assert "# definition (models.py)" in by_arm["open-tabs"], by_arm
     assert "(models.py)" in by_arm["workspace"], by_arm
     assert set(said) == {"current-file", "open-tabs", "workspace"}
+    # The relay saw each server arm's prompt: the API (models.DEFAULT_TIMEOUT) is in the head
+    # only where the module's API is.
+    assert server["current-file"]["api_in_head"] is False
+    assert server["open-tabs"]["api_in_head"] is False  # the names used, not models' API
+    assert server["workspace"]["api_in_head"] is True

@@ -73,3 +73,21 @@ def test_the_report_folder(tmp_path: Path) -> None:
     assert "workspace index **absent**" in text or "workspace index **present**" in text
     assert json.loads((tmp_path / SUMMARY).read_text())["by_split"]["dev"]["naive"]["n"] == 2
     assert (tmp_path / PLOT).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_whether_the_prompt_named_the_api_splits_the_identifier_match(tmp_path: Path) -> None:
+    data = _data()
+    heads = iter([True, False])
+    for record in data["records"]:
+        if record["split"] == "dev" and record["arm"] == "open-tabs":
+            record["api_in_head"] = next(heads)
+            record["identifier_match"] = record["api_in_head"]
+    figures = summarise(data)["by_split"]["dev"]
+    assert figures["open-tabs"]["api_in_head"] == 0.5
+    assert figures["open-tabs"]["identifier_match_api_in_head"] == 1.0
+    assert figures["open-tabs"]["identifier_match_api_not_in_head"] == 0.0
+    assert "api_in_head" not in figures["naive"]  # no prompt seen: nothing claimed
+    write_report(data, tmp_path)
+    text = (tmp_path / REPORT).read_text(encoding="utf-8")
+    assert "- `open-tabs`: the API's name in the prompt's head" in text
+    assert "in 50% of tasks; identifier match 1.000 when it is there, 0.000 when not" in text

@@ -32,11 +32,31 @@ def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "p50_total_ms": _p(totals, 50),
         "p90_total_ms": _p(totals, 90),
     }
+    figures |= _retrieved(rows)
     for stage in STAGES:
         figures[f"p50_{stage}_ms"] = _p(
             [r["ms"][stage] for r in rows if r.get("ms", {}).get(stage) is not None], 50
         )
     return figures
+
+
+def _retrieved(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """How often the prompt's head named the API (records with the prompt seen: server arms of
+    runs since the tap), and the identifier match with it there and without."""
+    seen = [r for r in rows if r.get("api_in_head") is not None]
+    if not seen:
+        return {}
+    there = [r for r in seen if r["api_in_head"]]
+    absent = [r for r in seen if not r["api_in_head"]]
+
+    def rate(group: list[dict[str, Any]]) -> float | None:
+        return round(sum(r["identifier_match"] for r in group) / len(group), 4) if group else None
+
+    return {
+        "api_in_head": round(len(there) / len(seen), 4),
+        "identifier_match_api_in_head": rate(there),
+        "identifier_match_api_not_in_head": rate(absent),
+    }
 
 
 def summarise(data: dict[str, Any]) -> dict[str, Any]:
@@ -171,6 +191,7 @@ def markdown(data: dict[str, Any], summary: dict[str, Any]) -> str:
                     ]
                 )
             )
+        lines += _head_lines(arms)
         lines += ["", "By kind of use (exact / identifier match, tasks):", ""]
         for kind, by_arm in summary["by_kind"][split].items():
             cells = [
@@ -223,6 +244,24 @@ def markdown(data: dict[str, Any], summary: dict[str, Any]) -> str:
             lines += [f"- `{arm}`: {message}" for message in messages[:3]]
         lines.append("")
     return "\n".join(lines)
+
+
+def _head_lines(arms: dict[str, Any]) -> list[str]:
+    """Whether the misses are the retrieval's or the model's, per server arm."""
+    lines = []
+    for arm, f in arms.items():
+        if "api_in_head" not in f:
+            continue
+        with_it, without = (
+            "–" if value is None else f"{value:.3f}"
+            for value in (f["identifier_match_api_in_head"], f["identifier_match_api_not_in_head"])
+        )
+        lines.append(
+            f"- `{arm}`: the API's name in the prompt's head (code from other files, the "
+            f"file's own definitions) in {f['api_in_head']:.0%} of tasks; identifier match "
+            f"{with_it} when it is there, {without} when not"
+        )
+    return ["", "Retrieval against the model:", "", *lines] if lines else []
 
 
 def draw(summary: dict[str, Any], out: Path) -> str:

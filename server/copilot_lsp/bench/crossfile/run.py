@@ -13,16 +13,21 @@ Every server arm is initialized with rootUri = the package's folder and
 `workspace` arm's first task waits for the index's first pass (`INDEX_WAIT_S` at most): the
 arm measures what the index brings, not how fast it is built (`bench index` does).
 The order of the arms alternates per task, so the engine's prefix cache favours none.
+The server arms reach the engine through a relay that keeps their prompts (tap.py): a record
+says whether the API's name was in the prompt's head, so a miss reads as the retrieval's or
+the model's.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Callable
 from typing import Any
 
 from copilot_lsp.bench.crossfile.score import score
+from copilot_lsp.bench.crossfile.tap import PromptTap, cross_file_part
 from copilot_lsp.bench.crossfile.tasks import Task
 from copilot_lsp.bench.naive import NaiveEngine
 from copilot_lsp.client.driver import EditorSession, item_id
@@ -69,6 +74,7 @@ async def run_tasks(
     records: list[dict[str, Any]] = []
     said: dict[str, list[str]] = {arm: [] for arm in arms if arm != NAIVE}
     naive = NaiveEngine(engine_url) if NAIVE in arms else None
+    tap = await PromptTap(engine_url).start()
     packages: dict[str, list[Task]] = {}
     for task in tasks:
         packages.setdefault(task.package, []).append(task)
@@ -79,14 +85,14 @@ async def run_tasks(
             try:
                 for arm in said:
                     sessions[arm] = await EditorSession.start(
-                        group[0].root, initialization_options=options(arm, engine_url)
+                        group[0].root, initialization_options=options(arm, tap.url)
                     )
                     if SERVER_ARMS[arm]:
                         log(f"{package}: {await _indexed(sessions[arm])} files indexed")
                 for task in group:
                     order = arms if index % 2 == 0 else list(reversed(arms))
                     for arm in order:
-                        record = await _one(task, arm, naive, sessions.get(arm))
+                        record = await _one(task, arm, naive, sessions.get(arm), tap)
                         records.append({"split": splits.get(package, ""), **record})
                     index += 1
                     log(f"{index}/{len(tasks)} {task.task_id}")
@@ -95,6 +101,7 @@ async def run_tasks(
                     said[arm].extend(m for m in session.messages if m not in said[arm])
                     await session.close()
     finally:
+        await tap.stop()
         if naive is not None:
             await naive.close()
     return records, said
@@ -112,7 +119,11 @@ async def _indexed(session: EditorSession) -> int | None:
 
 
 async def _one(
-    task: Task, arm: str, naive: NaiveEngine | None, session: EditorSession | None
+    task: Task,
+    arm: str,
+    naive: NaiveEngine | None,
+    session: EditorSession | None,
+    tap: PromptTap,
 ) -> dict[str, Any]:
     text, offset = task.editor_text()
     record: dict[str, Any] = {
@@ -138,6 +149,7 @@ async def _one(
             opened.append(session.open(path, path.read_text(encoding="utf-8")))
     uri = session.open(task.root / task.path, text)
     cursor = position_at(text, offset, "utf-16")
+    mark = len(tap.sent)
     started = time.perf_counter()
     try:
         items = await session.complete(uri, cursor.line, cursor.character, timeout_s=TIMEOUT_S)
@@ -153,13 +165,22 @@ async def _one(
         recent = (await session.stats()).get("recent") or []
         timeline = next((r for r in recent if r.get("id") == wanted), {})
     record |= score(completion, task.answer, task.name)
+    prompt = tap.completion_since(mark)
     return record | {
         "round_trip_ms": round(round_trip, 1),
+        "api_in_head": None if prompt is None else in_head(prompt, task),
         "ms": timeline.get("ms", {}),
         "tokens": timeline.get("tokens"),
         "mode": timeline.get("mode"),
         "outcome": timeline.get("outcome"),
     }
+
+
+def in_head(prompt: str, task: Task) -> bool:
+    """Whether the API's name is in the prompt before the current file's code (its imports
+    are after that): put there by the retrieval, or by the file's own definitions."""
+    whole_name = re.compile(rf"(?<!\w){re.escape(task.name)}(?!\w)")
+    return whole_name.search(cross_file_part(prompt, task.path)) is not None
 
 
 def _applied(text: str, offset: int, item: Any) -> str:
