@@ -61,7 +61,7 @@ async def imports_session(
         options = registrations[0].registrations[0].register_options
         assert isinstance(options, dict)  # as the client receives it: JSON
         globs = [watcher["globPattern"] for watcher in options["watchers"]]
-        assert "**/{Cargo.toml,go.mod,jsconfig.json,tsconfig.json}" in globs
+        assert "**/{Cargo.toml,go.mod,go.work,jsconfig.json,tsconfig.json}" in globs
         yield session, root
 
 

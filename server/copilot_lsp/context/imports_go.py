@@ -1,9 +1,12 @@
 """Go imports: `import "example.com/m/pkg/util"` and grouped `import ( u "…"; . "…"; _ "…" )`.
 
 An import path under the module path of the nearest go.mod (its `module` line) names a
-folder of the workspace: that folder is the package, all its non-test files together.
-Anything else (the standard library, other modules) is not in the workspace and resolves to
-nothing; a blank import (`_`) binds no name.
+folder of the workspace: that folder is the package, all its non-test files together. So does
+one under a module that go.mod's `replace` directives point at a folder of the workspace
+(`replace example.com/lib => ../lib`), or one of the modules of the nearest go.work (`use
+./lib`, and its own `replace` directives): the longest module path that holds the import
+path wins. Anything else (the standard library, modules from elsewhere) is not in the
+workspace and resolves to nothing; a blank import (`_`) binds no name.
 """
 
 from __future__ import annotations
@@ -22,18 +25,32 @@ def parse(statement: str, place: Place) -> list[Imported]:
     text = _COMMENT.sub(" ", statement).strip()
     if not text.startswith("import"):
         return []
-    module = place.files.go_module(place.root, place.relative)
-    if module is None:
+    roots = _module_roots(place)
+    if not roots:
         return []
     found: list[Imported] = []
     for match in _SPEC.finditer(text[len("import") :]):
         alias, path = match.group(1), match.group(2) or match.group(3)
-        folder = package_folder(path, module.path, module.folder)
+        folder = next(
+            (f for p, at in roots if (f := package_folder(path, p, at)) is not None), None
+        )
         if folder is None or alias == "_":
             continue
         binding = "*" if alias == "." else alias or _package_name(path)
         found.append(Imported(folder, binding, package=True))
     return found
+
+
+def _module_roots(place: Place) -> list[tuple[str, str]]:
+    """(module path, its folder) of every module an import may lead into, the longest path
+    first: the file's own module and its local replacements, then go.work's."""
+    own = place.files.go_module(place.root, place.relative)
+    roots: list[tuple[str, str]] = []
+    if own is not None:
+        roots += [(own.path, own.folder), *own.replaces]
+    roots += place.files.go_work(place.root, place.relative)
+    unique = dict.fromkeys(roots)
+    return sorted(unique, key=lambda root: -len(root[0]))
 
 
 def package_folder(path: str, module_path: str, module_folder: str) -> str | None:

@@ -1,5 +1,6 @@
-"""The project files that decide where an import leads: `go.mod`'s module path, `Cargo.toml`'s
-crate (its `src/` and root file), `tsconfig.json`/`jsconfig.json`'s `baseUrl` and `paths`.
+"""The project files that decide where an import leads: `go.mod`'s module path and local
+`replace` directives, `go.work`'s modules, `Cargo.toml`'s crate (its `src/` and root file),
+`tsconfig.json`/`jsconfig.json`'s `baseUrl` and `paths`.
 
 Retrieval runs on keystrokes, so each file is found and read once and kept (`ProjectFiles`)
 until one of them changes on disk: `workspace/didChangeWatchedFiles` and `didSave` call
@@ -22,13 +23,18 @@ from typing import Any, TypeVar
 logger = logging.getLogger(__name__)
 
 GO_MOD = "go.mod"
+GO_WORK = "go.work"
 CARGO = "Cargo.toml"
 SCRIPT_CONFIGS = ("tsconfig.json", "jsconfig.json")
-PROJECT_FILES = frozenset({GO_MOD, CARGO, *SCRIPT_CONFIGS})
+PROJECT_FILES = frozenset({GO_MOD, GO_WORK, CARGO, *SCRIPT_CONFIGS})
 """The names whose change makes `forget` necessary."""
 MAX_BYTES = 1_000_000
 
 _GO_MODULE = re.compile(r"^\s*module\s+\"?([^\s\"/]+[^\s\"]*)\"?", re.MULTILINE)
+_GO_COMMENT = re.compile(r"//[^\n]*")
+_GO_BLOCK = re.compile(r"^\s*(replace|use)\s*\(([^)]*)\)", re.MULTILINE)
+_GO_LINE = re.compile(r"^\s*(replace|use)\s+([^(\s][^\n]*)$", re.MULTILINE)
+_GO_REPLACE = re.compile(r"^(\S+)(?:\s+\S+)?\s*=>\s*(\S+)\s*$")
 _JSON_NOISE = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.DOTALL)
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 
@@ -41,6 +47,8 @@ class GoModule:
     """Where go.mod is, relative to the workspace folder ("" at its top)."""
     path: str
     """Its `module` line: the import path of that folder."""
+    replaces: tuple[tuple[str, str], ...] = ()
+    """Its `replace` directives to folders of the workspace: (module path, folder)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +87,20 @@ class ProjectFiles:
         """The Go module `relative` (a file under `root`) belongs to."""
         found = self._find(root, posixpath.dirname(relative), (GO_MOD,))
         return self._load(root, found, _go_module) if found is not None else None
+
+    def go_work(self, root: Path, relative: str) -> tuple[tuple[str, str], ...]:
+        """(module path, folder) of each module of the go.work nearest `relative`: its `use`
+        folders with a go.mod, their local replacements and go.work's own; () without one."""
+        found = self._find(root, posixpath.dirname(relative), (GO_WORK,))
+        if found is None:
+            return ()
+        folders, replaces = self._load(root, found, _go_work) or ((), ())
+        modules: list[tuple[str, str]] = []
+        for folder in folders:
+            module = self._load(root, posixpath.join(folder, GO_MOD), _go_module)
+            if module is not None:
+                modules += [(module.path, module.folder), *module.replaces]
+        return (*modules, *replaces)
 
     def crate(self, root: Path, relative: str) -> Crate | None:
         """The Cargo package `relative` belongs to."""
@@ -127,8 +149,67 @@ def _read(root: Path, relative: str) -> str:
 
 
 def _go_module(root: Path, relative: str) -> GoModule | None:
-    match = _GO_MODULE.search(_read(root, relative))
-    return GoModule(posixpath.dirname(relative), match.group(1)) if match else None
+    text = _GO_COMMENT.sub("", _read(root, relative))
+    match = _GO_MODULE.search(text)
+    if match is None:
+        return None
+    folder = posixpath.dirname(relative)
+    replaces = tuple(
+        (path, target)
+        for path, to in _go_directives(text, "replace")
+        if (target := _local(folder, to)) is not None
+    )
+    return GoModule(folder, match.group(1), replaces)
+
+
+def _go_work(root: Path, relative: str) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """(the `use` folders, the local `replace` directives) of go.work, relative to the
+    workspace folder; those outside it are left out."""
+    text = _GO_COMMENT.sub("", _read(root, relative))
+    folder = posixpath.dirname(relative)
+    used = tuple(
+        target
+        for to, _ in _go_directives(text, "use")
+        if (target := _local(folder, to)) is not None
+    )
+    replaces = tuple(
+        (path, target)
+        for path, to in _go_directives(text, "replace")
+        if (target := _local(folder, to)) is not None
+    )
+    return used, replaces
+
+
+def _go_directives(text: str, verb: str) -> list[tuple[str, str]]:
+    """`use` lines as (folder, ""), `replace` lines as (module path, what replaces it)."""
+    lines = [
+        body
+        for kind, block in _GO_BLOCK.findall(text)
+        if kind == verb
+        for body in block.split("\n")
+    ]
+    lines += [line for kind, line in _GO_LINE.findall(text) if kind == verb]
+    found: list[tuple[str, str]] = []
+    for line in (line.replace('"', "").strip() for line in lines):
+        if not line:
+            continue
+        if verb == "use":
+            found.append((line, ""))
+        elif match := _GO_REPLACE.match(line):
+            found.append((match.group(1), match.group(2)))
+    return found
+
+
+def _local(folder: str, target: str) -> str | None:
+    """A go.mod/go.work path (`./x`, `../x`) as a folder of the workspace; None when it is a
+    module path (not on disk) or leads out of the workspace."""
+    target = target.strip('"')
+    if not target.startswith(("./", "../")) and target not in (".", ".."):
+        return None
+    joined = posixpath.normpath(posixpath.join(folder, target))
+    if joined.startswith(".."):
+        return None
+    return "" if joined == "." else joined
 
 
 def _crate(root: Path, relative: str) -> Crate:

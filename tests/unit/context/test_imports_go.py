@@ -135,3 +135,48 @@ def test_project_files_are_read_once_until_forgotten(tmp_path: Path) -> None:
     files.forget()  # …until the watched-files path says it changed.
     assert imports.parse('import "example.com/m/pkg/util"', "go", place.relative, place) == []
     assert imports.parse('import "example.com/renamed/pkg/util"', "go", place.relative, place)
+
+
+STORE = "package store\n\nfunc Save(key string, value []byte) error { return nil }\n"
+APP = 'package main\n\nimport "example.com/lib/store"\n\nfunc main() {\n\tstore.\n'
+
+
+def _store_api(found: list[tuple[str, str, str]]) -> list[str]:
+    return [path for kind, path, text in found if kind == "imported module" and "Save(" in text]
+
+
+def test_a_go_work_module_is_followed_from_another_module(tmp_path: Path) -> None:
+    root = write_package(
+        tmp_path / "ws",
+        {
+            "go.work": "go 1.22\n\nuse (\n\t./app // the service\n\t./lib\n)\n",
+            "app/go.mod": "module example.com/app\n\nrequire example.com/lib v0.1.0\n",
+            "lib/go.mod": "module example.com/lib\n",
+            "lib/store/store.go": STORE,
+        },
+    )
+    assert _store_api(retrieve(root, "app/cmd/main.go", APP)) == ["lib/store"]
+    (root / "go.work").write_text("go 1.22\n\nuse ./app\n")  # lib not in the go.work
+    assert _store_api(retrieve(root, "app/cmd/main.go", APP)) == []
+
+
+def test_a_local_replace_leads_into_the_workspace_others_do_not(tmp_path: Path) -> None:
+    app_mod = (
+        "module example.com/app\n\nrequire example.com/lib v0.1.0\n\n"
+        "replace example.com/lib v0.1.0 => ../lib\n"
+    )
+    files = {"app/go.mod": app_mod, "lib/go.mod": "module example.com/lib\n"}
+    files["lib/store/store.go"] = STORE
+    root = write_package(tmp_path / "ws", files)
+    assert _store_api(retrieve(root, "app/main.go", APP)) == ["lib/store"]
+    for elsewhere in (
+        "replace (\n\texample.com/lib => example.com/fork v1.0.0\n)\n",  # a module, not a folder
+        "replace example.com/lib => ../../outside\n",  # out of the workspace
+    ):
+        (root / "app/go.mod").write_text("module example.com/app\n\n" + elsewhere)
+        assert _store_api(retrieve(root, "app/main.go", APP)) == [], elsewhere
+    # A block of replacements, the module path quoted.
+    (root / "app/go.mod").write_text(
+        'module example.com/app\n\nreplace (\n\t"example.com/lib" => ../lib\n)\n'
+    )
+    assert _store_api(retrieve(root, "app/main.go", APP)) == ["lib/store"]
