@@ -92,7 +92,8 @@ class PromptTap:
         self, source: asyncio.StreamReader, sink: asyncio.StreamWriter, *, record: bool
     ) -> None:
         pending = b""
-        with contextlib.suppress(ConnectionError):
+        # A side may close first (the server cancels a request): nothing left to relay.
+        with contextlib.suppress(OSError):
             while data := await source.read(_CHUNK):
                 if record:
                     pending = self._requests(pending + data)
