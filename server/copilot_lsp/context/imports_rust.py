@@ -5,8 +5,11 @@ root is `src/lib.rs` (`src/main.rs` in a binary, and for main.rs itself). A modu
 `a::b` is `src/a/b.rs` or `src/a/b/mod.rs` (the index keys both as `src/a/b`). Paths start
 at the crate root (`crate::`, or the package's own name from a test or example), the
 current module (`self::`, and a plain path: a child module, as 2018 paths allow), or its
-parents (`super::`). Groups nest (`use crate::a::{b::{C, D as E}, f, self};`). An external
-crate's path (`use serde::…`) names no file of the workspace and resolves to nothing.
+parents (`super::`). Groups nest (`use crate::a::{b::{C, D as E}, f, self};`). A path
+dependency on another crate of the workspace (`core = { path = "../core" }`, or through
+`[workspace.dependencies]` with `workspace = true`) leads into that crate's library
+(`use core::x::Y` is `../core/src/x.rs`). Any other crate's path (`use serde::…`) names no
+file of the workspace and resolves to nothing.
 """
 
 from __future__ import annotations
@@ -124,6 +127,8 @@ def _resolve(
         base: list[str] = []
     elif head == crate.name and crate.lib and modules.src != crate.src:
         base, src, root = [], crate.src, crate.lib[:-3]  # a test or example uses its library
+    elif (dependency := crate.dependency(head)) is not None:
+        base, src, root = [], dependency.src, dependency.lib[:-3]  # another crate's library
     elif head == "self":
         base = list(modules.here)
     elif head == "super":

@@ -61,6 +61,23 @@ class Crate:
     """`src/main.rs` when it exists."""
     name: str
     """The package's name as paths spell it (`my-crate` -> `my_crate`); "" when unknown."""
+    dependencies: tuple[Dependency, ...] = ()
+    """Its dependencies on crates of the workspace (`path = "../x"`, directly or through the
+    workspace's `[workspace.dependencies]`)."""
+
+    def dependency(self, name: str) -> Dependency | None:
+        return next((d for d in self.dependencies if d.name == name), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Dependency:
+    """A library crate of the workspace that a crate depends on."""
+
+    name: str
+    """The name the depending crate's code uses (the dependency's key, `-` as `_`)."""
+    src: str
+    lib: str
+    """Its `src/lib.rs`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,30 +217,80 @@ def _go_directives(text: str, verb: str) -> list[tuple[str, str]]:
     return found
 
 
+def _inside(folder: str, path: str) -> str | None:
+    """`path`, relative to `folder`, as a folder of the workspace; None out of it."""
+    if posixpath.isabs(path):
+        return None
+    joined = posixpath.normpath(posixpath.join(folder, path))
+    return None if joined.startswith("..") else "" if joined == "." else joined
+
+
 def _local(folder: str, target: str) -> str | None:
     """A go.mod/go.work path (`./x`, `../x`) as a folder of the workspace; None when it is a
     module path (not on disk) or leads out of the workspace."""
     target = target.strip('"')
     if not target.startswith(("./", "../")) and target not in (".", ".."):
         return None
-    joined = posixpath.normpath(posixpath.join(folder, target))
-    if joined.startswith(".."):
-        return None
-    return "" if joined == "." else joined
+    return _inside(folder, target)
 
 
 def _crate(root: Path, relative: str) -> Crate:
     folder = posixpath.dirname(relative)
     src = posixpath.join(folder, "src") if folder else "src"
     lib, main = posixpath.join(src, "lib.rs"), posixpath.join(src, "main.rs")
-    package = tomllib.loads(_read(root, relative)).get("package", {})
+    manifest = tomllib.loads(_read(root, relative))
+    package = manifest.get("package", {})
     name = package.get("name", "") if isinstance(package, dict) else ""
     return Crate(
         src,
         lib if (root / lib).is_file() else None,
         main if (root / main).is_file() else None,
         name.replace("-", "_") if isinstance(name, str) else "",
+        _dependencies(root, folder, manifest),
     )
+
+
+_DEPENDENCY_TABLES = ("dependencies", "dev-dependencies", "build-dependencies")
+
+
+def _dependencies(root: Path, folder: str, manifest: dict[str, Any]) -> tuple[Dependency, ...]:
+    """The path dependencies of the crate whose Cargo.toml (`manifest`) is in `folder` that
+    lead to a library crate of the workspace."""
+    shared: dict[str, Any] | None = None  # [workspace.dependencies], read when first needed
+    found: list[Dependency] = []
+    for table in _DEPENDENCY_TABLES:
+        entries = manifest.get(table)
+        for key, spec in entries.items() if isinstance(entries, dict) else ():
+            at, base = (spec.get("path"), folder) if isinstance(spec, dict) else (None, folder)
+            if isinstance(spec, dict) and spec.get("workspace") is True:
+                if shared is None:
+                    shared = _workspace_dependencies(root, folder)
+                inherited = shared.get(key)
+                at, base = inherited if isinstance(inherited, tuple) else (None, folder)
+            target = _inside(base, at) if isinstance(at, str) else None
+            lib = posixpath.join(target, "src", "lib.rs") if target else "src/lib.rs"
+            if target is not None and (root / lib).is_file():
+                found.append(Dependency(key.replace("-", "_"), posixpath.dirname(lib), lib))
+    return tuple(found)
+
+
+def _workspace_dependencies(root: Path, folder: str) -> dict[str, Any]:
+    """{key: (its `path`, the workspace's folder)} of `[workspace.dependencies]` in the
+    nearest Cargo.toml above `folder` (itself included) that has a `[workspace]`."""
+    while True:
+        relative = posixpath.join(folder, CARGO) if folder else CARGO
+        if (root / relative).is_file():
+            workspace = tomllib.loads(_read(root, relative)).get("workspace")
+            if isinstance(workspace, dict):
+                entries = workspace.get("dependencies")
+                return {
+                    key: (spec["path"], folder)
+                    for key, spec in (entries.items() if isinstance(entries, dict) else ())
+                    if isinstance(spec, dict) and isinstance(spec.get("path"), str)
+                }
+        if not folder:
+            return {}
+        folder = posixpath.dirname(folder)
 
 
 def json_with_comments(text: str) -> Any:

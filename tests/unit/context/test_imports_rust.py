@@ -157,3 +157,34 @@ def test_a_pub_use_facade_is_followed_one_level(tmp_path: Path) -> None:
     found = retrieve(root, "tests/it.rs", "use my_crate::{b, unit_circle};\n\n")
     assert any(kind == "imported module" and "pub fn make" in text for kind, _, text in found)
     assert ("definition", "src/shapes.rs", "pub fn unit_circle() -> Circle") in found
+
+
+def test_path_dependencies_lead_into_the_other_crates_of_the_workspace(tmp_path: Path) -> None:
+    root = write_package(
+        tmp_path / "ws",
+        {
+            "Cargo.toml": (
+                '[workspace]\nmembers = ["app", "crates/core"]\n\n'
+                '[workspace.dependencies]\ncore-lib = { path = "crates/core" }\n'
+            ),
+            "app/Cargo.toml": (
+                '[package]\nname = "app"\n\n[dependencies]\ncore-lib = { workspace = true }\n'
+                'serde = "1"\nfar = { path = "../../far" }\n\n'
+                '[dev-dependencies]\nutil = { path = "../util" }\n'
+            ),
+            "crates/core/Cargo.toml": '[package]\nname = "core-lib"\n',
+            "crates/core/src/lib.rs": "pub mod store;\n",
+            "crates/core/src/store.rs": "pub fn save(key: &str) -> bool {\n    true\n}\n",
+            "util/Cargo.toml": '[package]\nname = "util"\n',
+            "util/src/lib.rs": "pub fn helper(x: u8) -> u8 {\n    x\n}\n",
+        },
+    )
+    text = "use core_lib::store::save;\nuse util::helper;\nuse serde::Serialize;\n\nfn main() {\n"
+    found = kinds(retrieve(root, "app/src/main.rs", text))
+    assert found[("definition", "crates/core/src/store.rs")] == "pub fn save(key: &str) -> bool"
+    assert found[("definition", "util/src/lib.rs")] == "pub fn helper(x: u8) -> u8"
+    assert {path.split("/")[0] for _, path in found} == {"crates", "util"}
+    place = Place(root, "app/src/main.rs", ProjectFiles())
+    crate = place.files.crate(root, place.relative)
+    assert crate is not None
+    assert [d.name for d in crate.dependencies] == ["core_lib", "util"]  # not serde, not far
