@@ -61,7 +61,10 @@ async def imports_session(
         options = registrations[0].registrations[0].register_options
         assert isinstance(options, dict)  # as the client receives it: JSON
         globs = [watcher["globPattern"] for watcher in options["watchers"]]
-        assert "**/{Cargo.toml,go.mod,go.work,jsconfig.json,tsconfig.json}" in globs
+        assert (
+            "**/{Cargo.toml,go.mod,go.work,jsconfig.json,package.json,pnpm-workspace.yaml,tsconfig.json}"
+            in globs
+        )
         yield session, root
 
 

@@ -5,8 +5,9 @@ specifiers lead.
 A specifier resolves to a workspace module (a path without extension: `x.ts`, `x.tsx`,
 `x.js`, `x/index.ts` are all `x`): relative (`./x`, `../x`) against the importing file;
 else through the nearest tsconfig.json/jsconfig.json's `compilerOptions.paths` patterns
-(`"@/*": ["src/*"]`, the longest matching prefix first) and `baseUrl`. A bare package name
-(`react`) leads to node_modules, which is not indexed: it resolves to nothing.
+(`"@/*": ["src/*"]`, the longest matching prefix first) and `baseUrl`, then the monorepo's
+own packages (`@acme/utils` to its entry points: context/script_packages.py). Any other bare
+package name (`react`) leads to node_modules, which is not indexed: it resolves to nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import posixpath
 import re
 
+from copilot_lsp.context import script_packages
 from copilot_lsp.context.imported import Imported
 from copilot_lsp.context.project_files import ScriptPaths
 
@@ -71,7 +73,7 @@ def resolve(specifier: str, relative: str, paths: ScriptPaths | None) -> list[st
     if specifier.startswith(("./", "../")) or specifier in (".", ".."):
         found = [_normal(posixpath.join(posixpath.dirname(relative), specifier))]
     elif paths is not None:
-        found = _mapped(specifier, paths)
+        found = [*_mapped(specifier, paths), *script_packages.entries(specifier, paths.packages)]
     else:
         found = []
     keys: list[str] = []

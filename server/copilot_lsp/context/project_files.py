@@ -1,6 +1,7 @@
 """The project files that decide where an import leads: `go.mod`'s module path and local
 `replace` directives, `go.work`'s modules, `Cargo.toml`'s crate (its `src/` and root file),
-`tsconfig.json`/`jsconfig.json`'s `baseUrl` and `paths`.
+`tsconfig.json`/`jsconfig.json`'s `baseUrl` and `paths`, a JavaScript/TypeScript monorepo's
+packages (`package.json` `workspaces`, `pnpm-workspace.yaml`: context/script_packages.py).
 
 Retrieval runs on keystrokes, so each file is found and read once and kept (`ProjectFiles`)
 until one of them changes on disk: `workspace/didChangeWatchedFiles` and `didSave` call
@@ -16,9 +17,11 @@ import posixpath
 import re
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
+
+from copilot_lsp.context import script_packages
 
 logger = logging.getLogger(__name__)
 
@@ -26,7 +29,16 @@ GO_MOD = "go.mod"
 GO_WORK = "go.work"
 CARGO = "Cargo.toml"
 SCRIPT_CONFIGS = ("tsconfig.json", "jsconfig.json")
-PROJECT_FILES = frozenset({GO_MOD, GO_WORK, CARGO, *SCRIPT_CONFIGS})
+PROJECT_FILES = frozenset(
+    {
+        GO_MOD,
+        GO_WORK,
+        CARGO,
+        *SCRIPT_CONFIGS,
+        script_packages.PACKAGE_JSON,
+        script_packages.PNPM_WORKSPACE,
+    }
+)
 """The names whose change makes `forget` necessary."""
 MAX_BYTES = 1_000_000
 
@@ -86,6 +98,8 @@ class ScriptPaths:
     """`compilerOptions.baseUrl` relative to the workspace folder; None when not set."""
     paths: tuple[tuple[str, tuple[str, ...]], ...]
     """`compilerOptions.paths` with each target relative to the workspace folder."""
+    packages: script_packages.Packages = ()
+    """The monorepo's own packages (context/script_packages.py)."""
 
 
 class ProjectFiles:
@@ -125,9 +139,29 @@ class ProjectFiles:
         return self._load(root, found, _crate) if found is not None else None
 
     def script_paths(self, root: Path, relative: str) -> ScriptPaths | None:
-        """The path mapping of the tsconfig.json (else jsconfig.json) nearest `relative`."""
+        """The path mapping of the tsconfig.json (else jsconfig.json) nearest `relative`, and
+        the packages of the monorepo it is in; None with neither."""
         found = self._find(root, posixpath.dirname(relative), SCRIPT_CONFIGS)
-        return self._load(root, found, _script_paths) if found is not None else None
+        config = self._load(root, found, _script_paths) if found is not None else None
+        monorepo = self._monorepo(root, posixpath.dirname(relative))
+        if monorepo is None:
+            return config
+        packages = self._load(root, monorepo, _monorepo_packages) or ()
+        return replace(config or ScriptPaths(None, ()), packages=packages)
+
+    def _monorepo(self, root: Path, folder: str) -> str | None:
+        """The nearest folder at or above `folder` whose package.json has `workspaces` (or
+        that has a pnpm-workspace.yaml)."""
+        key = (root, folder, (script_packages.PACKAGE_JSON,))
+        if key not in self._nearest:
+            try:
+                here = script_packages.workspace_globs(root, folder) is not None
+            except OSError:
+                here = False
+            parent = posixpath.dirname(folder)
+            above = self._monorepo(root, parent if parent != folder else "") if folder else None
+            self._nearest[key] = folder if here else above
+        return self._nearest[key]
 
     def _find(self, root: Path, folder: str, names: tuple[str, ...]) -> str | None:
         """The nearest of `names` in `folder` or above it, up to `root` (a relative path)."""
@@ -316,6 +350,11 @@ def _options(root: Path, relative: str, depth: int = 0) -> list[tuple[str, dict[
     options = config.get("compilerOptions")
     found.append((folder, options if isinstance(options, dict) else {}))
     return found
+
+
+def _monorepo_packages(root: Path, folder: str) -> script_packages.Packages:
+    globs = script_packages.workspace_globs(root, folder) or []
+    return script_packages.packages(root, folder, globs)
 
 
 def _script_paths(root: Path, relative: str) -> ScriptPaths:

@@ -132,3 +132,83 @@ def test_the_nearest_config_applies_and_paths_work_without_base_url(tmp_path: Pa
 def test_json_with_comments_keeps_strings_intact() -> None:
     parsed = json_with_comments('{"a": "http://x/*y*/", // c\n "b": [1,],}')
     assert parsed == {"a": "http://x/*y*/", "b": [1]}
+
+
+UTILS_INDEX = "export function formatPrice(cents: number): string {\n  return '';\n}\n"
+UTILS_DATES = "export function parseDay(text: string): Date {\n  return new Date(text);\n}\n"
+WEB = (
+    'import { formatPrice } from "@acme/utils";\nimport { parseDay } from "@acme/utils/dates";\n'
+    'import { old } from "@acme/legacy";\nimport React from "react";\n\nconst total = '
+)
+
+
+def monorepo(tmp_path: Path, manifest: dict[str, str]) -> Path:
+    return write_package(
+        tmp_path / "ws",
+        {
+            **manifest,
+            "packages/utils/package.json": (
+                '{"name": "@acme/utils", "main": "dist/index.js", "types": "dist/index.d.ts"}'
+            ),
+            "packages/utils/src/index.ts": UTILS_INDEX,
+            "packages/utils/src/dates.ts": UTILS_DATES,
+            "packages/legacy/package.json": '{"name": "@acme/legacy", "main": "index.js"}',
+            "packages/legacy/index.js": "export function old() {}\n",
+        },
+    )
+
+
+def definitions(found: list[tuple[str, str, str]]) -> dict[str, str]:
+    return {path: text for kind, path, text in found if kind == "definition"}
+
+
+def test_a_monorepo_package_leads_to_its_source(tmp_path: Path) -> None:
+    npm = '{"private": true, "workspaces": ["packages/*", "!packages/legacy"]}'
+    for manifest in (
+        {"package.json": npm},
+        {"package.json": '{"workspaces": {"packages": ["packages/*", "!packages/legacy"]}}'},
+        {
+            "package.json": '{"name": "root"}',
+            "pnpm-workspace.yaml": "packages:\n  - 'packages/*'\n  - '!packages/legacy'\n"
+            "catalog:\n  - react: ^18\n",
+        },
+    ):
+        root = monorepo(tmp_path, manifest)
+        found = definitions(retrieve(root, "apps/web/src/main.ts", WEB))
+        # The declared entry is built output (dist/): the package's src/index is the code.
+        assert found.get("packages/utils/src/index.ts", "").startswith(
+            "export function formatPrice(cents: number): string"
+        ), manifest
+        assert "export function parseDay(text: string): Date" in found.get(
+            "packages/utils/src/dates.ts", ""
+        )
+        place = Place(root, "apps/web/src/main.ts", ProjectFiles())
+        legacy = 'import { old } from "@acme/legacy";'
+        assert imports.parse(legacy, "typescript", place.relative, place) == []  # excluded
+        for path in root.rglob("*"):  # the next manifest starts afresh
+            if path.is_file():
+                path.unlink()
+
+
+def test_a_package_exports_entry_and_a_workspace_without_monorepo(tmp_path: Path) -> None:
+    root = write_package(
+        tmp_path / "ws",
+        {
+            "package.json": '{"workspaces": ["libs/*"]}',
+            "libs/core/package.json": (
+                '{"name": "core", "exports": {".": {"types": "./lib/main.ts", "default": '
+                '"./dist/main.js"}, "./package.json": "./package.json"}}'
+            ),
+            "libs/core/lib/main.ts": "export const VERSION = 3;\n",
+        },
+    )
+    place = Place(root, "app.ts", ProjectFiles())
+    assert imports.parse('import { VERSION } from "core";', "typescript", "app.ts", place) == [
+        Imported("libs/core/lib/main", "VERSION", "VERSION"),
+        Imported("libs/core/dist/main", "VERSION", "VERSION"),
+        Imported("libs/core/src", "VERSION", "VERSION"),
+        Imported("libs/core", "VERSION", "VERSION"),
+    ]
+    alone = write_package(tmp_path / "alone", {"package.json": '{"name": "app"}'})
+    place = Place(alone, "app.ts", ProjectFiles())
+    assert imports.parse('import { VERSION } from "core";', "typescript", "app.ts", place) == []

@@ -1,0 +1,142 @@
+"""The packages of a JavaScript/TypeScript monorepo: where `import … from "@acme/utils"` leads
+when `@acme/utils` is one of the workspace's own packages rather than something installed.
+
+npm and Yarn list the package folders in the root package.json's `workspaces` (an array of
+globs, or `{"packages": […]}`), pnpm in pnpm-workspace.yaml's `packages:`. Each folder's
+package.json gives the package's `name` and its entry points (`types`, `typings`, `module`,
+`main`, and `exports["."]`); the source under `src/` is tried after them, since the declared
+entry is often built output (`dist/`) that git ignores and the index does not hold.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from pathlib import Path
+from typing import Any
+
+PACKAGE_JSON = "package.json"
+PNPM_WORKSPACE = "pnpm-workspace.yaml"
+MAX_PACKAGES = 1000
+_ENTRY_FIELDS = ("types", "typings", "module", "main")
+_CONDITIONS = ("types", "import", "module", "require", "default")
+_PNPM_ITEM = re.compile(r"""^\s*-\s*['"]?([^'"#\s]+)['"]?""")
+
+Packages = tuple[tuple[str, str, tuple[str, ...]], ...]
+"""(package name, its folder, its entry paths, most likely first), folders and paths relative
+to the workspace folder."""
+
+
+def workspace_globs(root: Path, folder: str) -> list[str] | None:
+    """The package globs of a monorepo root at `folder` (relative to `root`); None when the
+    folder is no such root."""
+    pnpm = root / folder / PNPM_WORKSPACE
+    if pnpm.is_file():
+        return _pnpm_globs(pnpm.read_text(encoding="utf-8", errors="replace"))
+    manifest = root / folder / PACKAGE_JSON
+    if not manifest.is_file():
+        return None
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8", errors="replace"))
+    except ValueError:
+        return None
+    workspaces = data.get("workspaces") if isinstance(data, dict) else None
+    if isinstance(workspaces, dict):
+        workspaces = workspaces.get("packages")
+    if not isinstance(workspaces, list):
+        return None
+    return [glob for glob in workspaces if isinstance(glob, str)]
+
+
+def _pnpm_globs(text: str) -> list[str]:
+    globs: list[str] = []
+    inside = False
+    for line in text.split("\n"):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if not line[0].isspace() and not line.startswith("-"):
+            inside = line.split(":", 1)[0].strip() == "packages"
+            continue
+        if inside and (match := _PNPM_ITEM.match(line)):
+            globs.append(match.group(1))
+    return globs
+
+
+def packages(root: Path, folder: str, globs: list[str]) -> Packages:
+    """The packages the `globs` of the monorepo root at `folder` name (`!glob` excludes)."""
+    base = root / folder
+    excluded: set[Path] = set()
+    for glob in globs:
+        if glob.startswith("!"):
+            excluded.update(_folders(base, glob[1:]))
+    found: list[tuple[str, str, tuple[str, ...]]] = []
+    for glob in globs:
+        if glob.startswith("!"):
+            continue
+        for package in _folders(base, glob):
+            if package in excluded or len(found) >= MAX_PACKAGES:
+                continue
+            described = _describe(root, package)
+            if described is not None and all(described[0] != f[0] for f in found):
+                found.append(described)
+    return tuple(found)
+
+
+def _folders(base: Path, glob: str) -> list[Path]:
+    pattern = glob.strip().rstrip("/").removeprefix("./")
+    if not pattern or pattern.startswith(("/", "..")):
+        return []
+    folders = sorted(manifest.parent for manifest in base.glob(f"{pattern}/{PACKAGE_JSON}"))
+    return [f for f in folders if "node_modules" not in f.relative_to(base).parts]
+
+
+def _describe(root: Path, package: Path) -> tuple[str, str, tuple[str, ...]] | None:
+    try:
+        data = json.loads((package / PACKAGE_JSON).read_text(encoding="utf-8", errors="replace"))
+    except (OSError, ValueError):
+        return None
+    name = data.get("name") if isinstance(data, dict) else None
+    if not isinstance(name, str) or not name:
+        return None
+    folder = package.relative_to(root).as_posix()
+    folder = "" if folder == "." else folder
+    declared = [data[field] for field in _ENTRY_FIELDS if isinstance(data.get(field), str)]
+    declared += _exported(data.get("exports"))
+    entries = [_join(folder, entry) for entry in declared]
+    entries += [_join(folder, "src/index"), _join(folder, "index")]
+    return name, folder, tuple(dict.fromkeys(e for e in entries if e is not None))
+
+
+def _exported(exports: Any) -> list[str]:
+    """The paths `exports` maps the package's root (".") to, by its conditions' order."""
+    if isinstance(exports, str):
+        return [exports]
+    if not isinstance(exports, dict):
+        return []
+    if "." in exports:
+        return _exported(exports["."])
+    if any(key.startswith(".") for key in exports):
+        return []  # subpaths only
+    found: list[str] = []
+    for condition in (*_CONDITIONS, *exports):
+        if condition in exports:
+            found += [path for path in _exported(exports[condition]) if path not in found]
+    return found
+
+
+def _join(folder: str, path: str) -> str | None:
+    joined = posixpath.normpath(posixpath.join(folder, path))
+    return None if joined.startswith(("..", "/")) else joined
+
+
+def entries(specifier: str, found: Packages) -> list[str]:
+    """The paths a bare `specifier` (`@acme/utils`, `@acme/utils/sub/x`) may name among the
+    workspace's packages; [] when it names none of them."""
+    for name, folder, points in sorted(found, key=lambda package: -len(package[0])):
+        if specifier == name:
+            return list(points)
+        if specifier.startswith(name + "/"):
+            rest = specifier[len(name) + 1 :]
+            return [p for p in (_join(folder, rest), _join(folder, f"src/{rest}")) if p]
+    return []
