@@ -14,7 +14,7 @@ from copilot_lsp.context import imports_rust, imports_script
 from copilot_lsp.context.imported import Imported, Place
 from copilot_lsp.context.languages import FAMILY
 from copilot_lsp.context.module_api import API_LINES, definition, module_api, package_api
-from copilot_lsp.context.repo_index import IndexedFile, RepoIndex
+from copilot_lsp.context.repo_index import IndexedFile, RepoIndex, root_of
 
 MODULE = "imported module"
 DEFINITION = "definition"
@@ -29,36 +29,48 @@ class CrossFile:
     kind: str
 
 
-def files_of(index: RepoIndex, imported: Imported, language_id: str) -> list[IndexedFile]:
-    """The indexed files `imported` leads to (a Go package's several; else one or none)."""
+def files_of(
+    index: RepoIndex, imported: Imported, language_id: str, root: str | None = None
+) -> list[IndexedFile]:
+    """The indexed files `imported` leads to (a Go package's several; else one or none),
+    those of workspace folder `root` first."""
     if imported.package:
-        return package_files(index, imported.module)
-    found = _module(index, imported.module, language_id)
+        return package_files(index, imported.module, root)
+    found = _module(index, imported.module, language_id, root)
     return [found] if found is not None else []
 
 
-def package_files(index: RepoIndex, folder: str) -> list[IndexedFile]:
+def package_files(index: RepoIndex, folder: str, root: str | None = None) -> list[IndexedFile]:
     """A Go package: the non-test Go files of `folder`."""
     return [
         file
-        for file in index.folder(folder)
+        for file in index.folder(folder, root)
         if file.language_id == "go" and not file.path.endswith("_test.go")
     ]
 
 
 def follow(
-    index: RepoIndex, imported: Imported, language_id: str, own_uri: str, place: Place | None
+    index: RepoIndex,
+    imported: Imported,
+    language_id: str,
+    own_uri: str,
+    place: Place | None,
+    relative: str | None = None,
 ) -> list[CrossFile]:
-    """What the prompt should carry of `imported`, bound in the file `own_uri`."""
+    """What the prompt should carry of `imported`, bound in the file `own_uri` (whose path
+    in its workspace folder is `relative`)."""
+    root = root_of(own_uri, relative) if relative is not None else None
     if imported.package:
-        files = [file for file in package_files(index, imported.module) if file.uri != own_uri]
+        files = [
+            file for file in package_files(index, imported.module, root) if file.uri != own_uri
+        ]
         api = package_api(files)
         return [CrossFile(imported.module or ".", api, MODULE)] if api else []
     if imported.name is not None and imported.submodule is not None:
-        submodule = _module(index, imported.submodule, language_id)
+        submodule = _module(index, imported.submodule, language_id, root)
         if submodule is not None and submodule.uri != own_uri:
             return _api(index, submodule, place)
-    module = _module(index, imported.module, language_id)
+    module = _module(index, imported.module, language_id, root)
     if module is None or module.uri == own_uri:
         return []
     if imported.name is None:
@@ -75,10 +87,10 @@ def follow(
     return []
 
 
-def _module(index: RepoIndex, name: str, language_id: str) -> IndexedFile | None:
+def _module(index: RepoIndex, name: str, language_id: str, root: str | None) -> IndexedFile | None:
     """Python names resolve by their ending too (`pkg.mod` under `src/`); the others are
     workspace paths already, looked up exactly."""
-    return index.module(name) if language_id == "python" else index.exact(name)
+    return index.module(name, root) if language_id == "python" else index.exact(name, root)
 
 
 def _api(index: RepoIndex, module: IndexedFile, place: Place | None) -> list[CrossFile]:
@@ -131,11 +143,11 @@ def _rust_reexported(
         for imported in imports_rust.parse(statement, there):
             if imported.binding not in (name, "*"):
                 continue
-            submodule = index.exact(imported.submodule) if imported.submodule else None
+            submodule = index.exact(imported.submodule, module.root) if imported.submodule else None
             if submodule is not None:  # `pub use a::b;`: the module itself
                 yield submodule, "*"
                 continue
-            target = index.exact(imported.module)
+            target = index.exact(imported.module, module.root)
             if target is not None and target.uri != module.uri:
                 yield target, imported.name or name
 
@@ -148,6 +160,6 @@ def _targets(
         return
     paths = place.files.script_paths(place.root, module.path) if place is not None else None
     for key in imports_script.resolve(specifier, module.path, paths):
-        target = index.exact(key)
+        target = index.exact(key, module.root)
         if target is not None and target.uri != module.uri:
             yield target

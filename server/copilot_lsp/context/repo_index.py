@@ -5,6 +5,10 @@ files).
 
 Owned by the event loop: summaries are computed elsewhere (context/indexer.py) and added
 here one file at a time, each a few milliseconds at most.
+
+Several workspace folders may hold the same relative paths (two services' `src/utils.ts`,
+two `pkg/__init__.py`): a module or folder is looked up for a workspace folder (`root`), and
+another folder's file only answers when that one has none.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ class IndexedFile:
     path: str
     """As the model sees it: relative to its workspace folder."""
     summary: FileSummary
+    root: str = ""
+    """Its workspace folder's URI (`root_of`)."""
 
     @property
     def module(self) -> str | None:
@@ -53,8 +59,8 @@ class RepoIndex:
         self.files: dict[str, IndexedFile] = {}
         self._by_name: dict[str, dict[str, Symbol]] = {}
         """name -> uri -> its first definition in that file."""
-        self._modules: dict[str, str] = {}
-        """module name -> uri."""
+        self._modules: dict[str, dict[str, str]] = {}
+        """module name -> workspace folder (`root_of`) -> uri."""
         self._by_last: dict[str, set[str]] = {}
         """the module name's last part -> module names (for `copilot_lsp.x` under `server/`)."""
         self._folders: dict[str, set[str]] = {}
@@ -76,13 +82,13 @@ class RepoIndex:
     def put(self, uri: str, path: str, summary: FileSummary) -> None:
         """Index `summary` as the content of `uri` (replacing what was indexed for it)."""
         self.remove(uri)
-        indexed = IndexedFile(uri, path, summary)
+        indexed = IndexedFile(uri, path, summary, root_of(uri, path))
         self.files[uri] = indexed
         self._definitions += len(summary.symbols)
         for symbol in summary.symbols:
             self._by_name.setdefault(symbol.name, {}).setdefault(uri, symbol)
         if summary.module:
-            self._modules[summary.module] = uri
+            self._modules.setdefault(summary.module, {})[indexed.root] = uri
             self._by_last.setdefault(_last(summary.module), set()).add(summary.module)
         self._folders.setdefault(posixpath.dirname(path), set()).add(uri)
         ids = []
@@ -108,10 +114,13 @@ class RepoIndex:
                 owners.pop(uri, None)
                 if not owners:
                     del self._by_name[symbol.name]
-        if summary.module and self._modules.get(summary.module) == uri:
-            del self._modules[summary.module]
-            names = self._by_last.get(_last(summary.module), set())
-            names.discard(summary.module)
+        module = summary.module
+        by_root = self._modules.get(module) if module else None
+        if module and by_root is not None and by_root.get(indexed.root) == uri:
+            del by_root[indexed.root]
+            if not by_root:
+                del self._modules[module]
+                self._by_last.get(_last(module), set()).discard(module)
         folder = self._folders.get(posixpath.dirname(indexed.path))
         if folder is not None:
             folder.discard(uri)
@@ -141,29 +150,43 @@ class RepoIndex:
         for uri in list(self.files):
             self.remove(uri)
 
-    def module(self, name: str) -> IndexedFile | None:
-        """The file of module `name`: exactly, else the one whose name ends with it (shortest
-        first: `pkg.mod` is `src.pkg.mod` when the code lives under `src/`), else `name`
-        without its top package (`pkg.mod` is `mod` when the workspace folder is `pkg/`
-        itself, as when a user opens one package of a larger tree)."""
-        uri = self._module_uri(name)
+    def module(self, name: str, root: str | None = None) -> IndexedFile | None:
+        """The file of module `name` (in workspace folder `root` when it has one): exactly,
+        else the one whose name ends with it (shortest first: `pkg.mod` is `src.pkg.mod` when
+        the code lives under `src/`), else `name` without its top package (`pkg.mod` is `mod`
+        when the workspace folder is `pkg/` itself, as when a user opens one package of a
+        larger tree)."""
+        uri = self._module_uri(name, root)
         if uri is None and "/" not in name and "." in name:
-            uri = self._modules.get(name.split(".", 1)[1])
+            uri = self._pick(name.split(".", 1)[1], root)
         return self.files.get(uri) if uri is not None else None
 
-    def exact(self, name: str) -> IndexedFile | None:
+    def exact(self, name: str, root: str | None = None) -> IndexedFile | None:
         """The file of module `name` exactly (a path-like name resolved against the
         workspace folder already: no guessing by its ending)."""
-        uri = self._modules.get(name)
+        uri = self._pick(name, root)
         return self.files.get(uri) if uri is not None else None
 
-    def folder(self, path: str) -> list[IndexedFile]:
-        """The files directly in folder `path` (relative; "" the top), by path."""
+    def folder(self, path: str, root: str | None = None) -> list[IndexedFile]:
+        """The files directly in folder `path` (relative; "" the top) of one workspace folder
+        (`root` when it has that folder), by path."""
         found = [self.files[uri] for uri in self._folders.get(path, ())]
+        roots = {file.root for file in found}
+        if len(roots) > 1:
+            chosen = root if root in roots else min(roots)
+            found = [file for file in found if file.root == chosen]
         return sorted(found, key=lambda file: file.path)
 
-    def _module_uri(self, name: str) -> str | None:
-        uri = self._modules.get(name)
+    def _pick(self, name: str, root: str | None) -> str | None:
+        by_root = self._modules.get(name)
+        if not by_root:
+            return None
+        if root is not None and root in by_root:
+            return by_root[root]
+        return by_root[min(by_root)]
+
+    def _module_uri(self, name: str, root: str | None) -> str | None:
+        uri = self._pick(name, root)
         if uri is not None:
             return uri
         separator = "/" if "/" in name else "."
@@ -172,8 +195,9 @@ class RepoIndex:
             for module in self._by_last.get(_last(name), ())
             if module.endswith(separator + name)
         ]
-        if endings:
-            return self._modules[min(endings, key=lambda module: (len(module), module))]
+        here = [module for module in endings if root in self._modules[module]]
+        if here or endings:
+            return self._pick(min(here or endings, key=lambda m: (len(m), m)), root)
         return None
 
     def definitions(self, name: str) -> dict[str, Symbol]:
@@ -210,6 +234,12 @@ class RepoIndex:
                 seen.add(uri)
                 chosen.append(Similar(self.files[uri], window, score))
         return chosen[:limit]
+
+
+def root_of(uri: str, path: str) -> str:
+    """The workspace folder's URI of the file at `uri` whose relative path is `path`: the URI
+    without as many segments as the path has (its encoding does not matter)."""
+    return uri.rsplit("/", path.count("/") + 1)[0] if path else uri
 
 
 def _last(module: str) -> str:

@@ -26,7 +26,7 @@ from copilot_lsp.context.follow import CrossFile, files_of, follow
 from copilot_lsp.context.module_api import module_api, stub
 from copilot_lsp.context.outline import Outline
 from copilot_lsp.context.project_files import ProjectFiles
-from copilot_lsp.context.repo_index import RepoIndex
+from copilot_lsp.context.repo_index import RepoIndex, root_of
 from copilot_lsp.context.snippets import names_near
 
 __all__ = ["CrossFile", "Cursor", "Retrieve", "Retriever", "gather", "module_api"]
@@ -209,7 +209,7 @@ def _from_imports(
     for _, imported in ranked:
         if time.perf_counter() > deadline:
             break
-        for item in follow(index, imported, cursor.language_id, cursor.uri, place):
+        for item in follow(index, imported, cursor.language_id, cursor.uri, place, cursor.relative):
             if item not in found:
                 found.append(item)
     return found
@@ -231,8 +231,9 @@ def _definitions(
     index: RepoIndex, cursor: Cursor, bound: list[importing.Imported], deadline: float
 ) -> list[CrossFile]:
     """Definitions of the names used near the cursor, from the imported modules first."""
+    root = root_of(cursor.uri, cursor.relative) if cursor.relative is not None else None
     imported_uris = {
-        file.uri for item in bound for file in files_of(index, item, cursor.language_id)
+        file.uri for item in bound for file in files_of(index, item, cursor.language_id, root)
     }
     found: list[CrossFile] = []
     for name in names_near(cursor.above[-NAMES_CHARS:]):
