@@ -66,7 +66,10 @@ class Window:
     start: int
     """First line (0-based); the window is `WINDOW_LINES` lines from here."""
     text: str
-    tokens: frozenset[str]
+    tokens: tuple[str, ...]
+    """Its identifiers, each once. A tuple, not a set: the index holds hundreds of thousands
+    of windows (a frozenset of ~36 strings costs ~2 KiB, the tuple ~350 bytes), and a batch
+    from the indexing process unpickles without hashing them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +215,7 @@ def _windows(text: str) -> tuple[Window, ...]:
         body = "\n".join(lines[start : start + WINDOW_LINES]).strip("\n")
         found = tokens(body)
         if len(found) >= MIN_WINDOW_TOKENS:
-            windows.append(Window(start, body, found))
+            windows.append(Window(start, body, tuple(found)))
     return tuple(windows)
 
 

@@ -223,7 +223,8 @@ class RepoIndex:
         for number, _ in counts.most_common(CANDIDATES):
             uri, window = self._windows[number]
             if uri not in skip:
-                shared = len(query & window.tokens)  # Jaccard, without building the union
+                # Jaccard, without building the union (a window's tokens are distinct).
+                shared = len(query.intersection(window.tokens))
                 score = shared / (len(query) + len(window.tokens) - shared)
                 scored.append((score, self.files[uri].path, window.start, uri, window))
         scored.sort(key=lambda item: (-item[0], item[1], item[2]))
