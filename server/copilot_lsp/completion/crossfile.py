@@ -1,7 +1,7 @@
 """Code from other files of the workspace (context/retrieval.py) charged to the prompt's
 budget, in the order retrieval ranked it: imported modules' API, definitions of names,
 similar code. A module's API too long for what is left is cut to its first lines, half of
-what is left at most, as is a definition (a class with its members; its header at least).
+what is left at most.
 """
 
 from __future__ import annotations
@@ -43,9 +43,6 @@ def charge(
         if cost > room and item.kind == "imported module":
             text = _fit(text, room // 2, counter)  # half: room for what comes after
             cost = counter.count(text) if text else room + 1
-        elif cost > room and item.kind == "definition":
-            text = _fit(text, room // 2, counter, at_least=1)  # the header, the first members
-            cost = counter.count(text) if text else room + 1
         if cost > room:
             continue
         found.append(Snippet(path=item.path, text=text, kind=item.kind))
@@ -54,9 +51,8 @@ def charge(
     return found, used
 
 
-def _fit(text: str, room: int, counter: TokenCounter, at_least: int = MIN_API_LINES) -> str:
-    """The first lines of `text` that cost at most `room` tokens ("" if fewer than
-    `at_least`)."""
+def _fit(text: str, room: int, counter: TokenCounter) -> str:
+    """The first lines of `text` that cost at most `room` tokens ("" if fewer than a few)."""
     kept: list[str] = []
     spent = 0
     for line in text.split("\n"):
@@ -65,4 +61,4 @@ def _fit(text: str, room: int, counter: TokenCounter, at_least: int = MIN_API_LI
             break
         kept.append(line)
         spent += cost
-    return "\n".join(kept) if len(kept) >= at_least else ""
+    return "\n".join(kept) if len(kept) >= MIN_API_LINES else ""

@@ -146,15 +146,9 @@ def gather(
     place = None
     if cursor.folder is not None and cursor.relative is not None:
         place = importing.Place(cursor.folder, cursor.relative, project or ProjectFiles())
-    statements = _statements(cursor)
-    bound = [
-        imported
-        for statement in statements
-        for imported in importing.parse(statement, cursor.language_id, cursor.relative, place)
-    ]
-    uses = _without(cursor.above, statements)
+    bound = _imported(cursor, place)
     sources: tuple[Callable[[], list[CrossFile]], ...] = (
-        lambda: _from_imports(index, cursor, bound, uses, place, deadline),
+        lambda: _from_imports(index, cursor, bound, place, deadline),
         lambda: _definitions(index, cursor, bound, deadline),
         lambda: _similar(index, cursor),
     )
@@ -167,44 +161,30 @@ def gather(
     return found, time.perf_counter() <= deadline
 
 
-def _statements(cursor: Cursor) -> list[str]:
-    """The import statements above the cursor's line."""
+def _imported(cursor: Cursor, place: importing.Place | None) -> list[importing.Imported]:
     if cursor.syntax is None:
         return []
-    return importing.statements_above(cursor.syntax, cursor.language_id, cursor.line)
-
-
-def _without(above: str, statements: list[str]) -> str:
-    """The last `USE_CHARS` of `above` (from a line start) with the import statements
-    blanked: a name that only an import mentions is not used yet."""
-    text = above[-USE_CHARS:]
-    if len(above) > USE_CHARS:
-        text = text[text.find("\n") + 1 :]
+    statements = importing.statements_above(cursor.syntax, cursor.language_id, cursor.line)
+    found: list[importing.Imported] = []
     for statement in statements:
-        if statement in text:
-            text = text.replace(statement, "")
-    return text
+        found += importing.parse(statement, cursor.language_id, cursor.relative, place)
+    return found
 
 
 def _from_imports(
     index: RepoIndex,
     cursor: Cursor,
     bound: list[importing.Imported],
-    uses: str,
     place: importing.Place | None,
     deadline: float,
 ) -> list[CrossFile]:
-    """Each import that reaches an indexed file: first the names imported and not used yet
-    above the cursor, in the order of the imports (what the next lines are about to call: in
-    the cross-file benchmark's dev split the line's API is such a name in 242 of 280 import
-    tasks, and the code above shows how the used ones are called), then the other imports,
-    the one used nearest above first. `uses`: the code above without its imports."""
+    """Each import that reaches an indexed file, the one used nearest above first."""
+    near = cursor.above[-USE_CHARS:]
 
-    def rank(imported: importing.Imported) -> tuple[int, int]:
-        used = _last_use(uses, imported.binding.split(".", 1)[0])
-        return (0 if used < 0 and imported.name is not None else 1, -used)
+    def last_use(imported: importing.Imported) -> int:
+        return _last_use(near, imported.binding.split(".", 1)[0])
 
-    ranked = sorted(enumerate(bound), key=lambda pair: (*rank(pair[1]), pair[0]))
+    ranked = sorted(enumerate(bound), key=lambda pair: (-last_use(pair[1]), pair[0]))
     found: list[CrossFile] = []
     for _, imported in ranked:
         if time.perf_counter() > deadline:

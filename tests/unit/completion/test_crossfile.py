@@ -93,19 +93,3 @@ def test_an_api_too_long_is_cut_to_what_fits_and_repeats_are_left_out() -> None:
     assert api.startswith(chosen[0].text)
     assert len(chosen) == 2 and used <= 120
 
-
-def test_a_class_too_long_is_cut_to_its_header_and_the_next_items_still_fit() -> None:
-    members = "\n".join(
-        f"    def method_number_{i}(self, value: int) -> int: ..." for i in range(30)
-    )
-    ledger = f"class Ledger:\n{members}"
-    items = [
-        CrossFile("pkg/mod.py", ledger, "definition"),
-        CrossFile("pkg/x.py", "def format_report(total: float) -> str: ...", "definition"),
-    ]
-    counter = TokenCounter()
-    chosen, used = charge(lambda deadline: items, [], 0, 100, counter, time.perf_counter() + 60)
-    assert [snippet.path for snippet in chosen] == ["pkg/mod.py", "pkg/x.py"]
-    assert chosen[0].text.startswith("class Ledger:\n    def method_number_0")
-    assert ledger.startswith(chosen[0].text) and chosen[0].text != ledger
-    assert used <= 100

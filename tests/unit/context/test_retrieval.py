@@ -82,17 +82,6 @@ def test_the_import_used_nearest_the_cursor_comes_first() -> None:
     assert paths == ["pkg/x.py", "pkg/mod.py"]
 
 
-def test_names_imported_and_not_used_yet_come_before_the_used_ones() -> None:
-    text = (
-        "from pkg.mod import compute_total\nfrom pkg.x import format_report\n"
-        "from pkg.sub.sibling import sibling_function\n\n"
-        "value = compute_total([1])\nflag = sibling_function(False)\n"
-    )
-    definitions = [path for kind, path, _ in found_for(text) if kind == "definition"]
-    # format_report is mentioned by its import only: the next lines are likely to call it.
-    assert definitions[:3] == ["pkg/x.py", "pkg/sub/sibling.py", "pkg/mod.py"]
-
-
 def test_names_used_near_the_cursor_are_found_in_files_not_imported() -> None:
     found = found_for("value = sibling_function(True)\n")
     assert (
