@@ -92,4 +92,3 @@ def test_an_api_too_long_is_cut_to_what_fits_and_repeats_are_left_out() -> None:
     assert chosen[0].path == "pkg/mod.py" and 3 <= chosen[0].text.count("\n") + 1 < 40
     assert api.startswith(chosen[0].text)
     assert len(chosen) == 2 and used <= 120
-
