@@ -11,6 +11,7 @@ entry is often built output (`dist/`) that git ignores and the index does not ho
 from __future__ import annotations
 
 import json
+import os
 import posixpath
 import re
 from pathlib import Path
@@ -19,6 +20,8 @@ from typing import Any
 PACKAGE_JSON = "package.json"
 PNPM_WORKSPACE = "pnpm-workspace.yaml"
 MAX_PACKAGES = 1000
+MAX_VISITED = 20_000
+"""Folders a `**` workspace glob may walk."""
 _ENTRY_FIELDS = ("types", "typings", "module", "main")
 _CONDITIONS = ("types", "import", "module", "require", "default")
 _PNPM_ITEM = re.compile(r"""^\s*-\s*['"]?([^'"#\s]+)['"]?""")
@@ -84,11 +87,32 @@ def packages(root: Path, folder: str, globs: list[str]) -> Packages:
 
 
 def _folders(base: Path, glob: str) -> list[Path]:
+    """The folders under `base` that `glob` matches and that hold a package.json. A `**` glob
+    is walked with node_modules and hidden folders pruned (Path.glob would walk every
+    installed package first), `MAX_VISITED` folders at most: this runs on a keystroke's
+    retrieval, once per monorepo."""
     pattern = glob.strip().rstrip("/").removeprefix("./")
     if not pattern or pattern.startswith(("/", "..")):
         return []
-    folders = sorted(manifest.parent for manifest in base.glob(f"{pattern}/{PACKAGE_JSON}"))
-    return [f for f in folders if "node_modules" not in f.relative_to(base).parts]
+    if "**" not in pattern:
+        found = [manifest.parent for manifest in base.glob(f"{pattern}/{PACKAGE_JSON}")]
+        return sorted(f for f in found if "node_modules" not in f.relative_to(base).parts)
+    start = base / pattern.split("**", 1)[0].rstrip("/")
+    found = []
+    for visited, (folder, children, files) in enumerate(os.walk(start)):
+        if visited >= MAX_VISITED:
+            break
+        children[:] = sorted(c for c in children if c != "node_modules" and not c.startswith("."))
+        relative = Path(folder).relative_to(base).as_posix()
+        if PACKAGE_JSON in files and _matches(relative, pattern):
+            found.append(Path(folder))
+    return sorted(found)
+
+
+def _matches(relative: str, pattern: str) -> bool:
+    """Whether folder `relative` matches a glob where `**` is any number of folders."""
+    expression = re.escape(pattern).replace(r"\*\*/", "(?:.*/)?").replace(r"\*\*", ".*")
+    return re.fullmatch(expression.replace(r"\*", "[^/]*"), relative) is not None
 
 
 def _describe(root: Path, package: Path) -> tuple[str, str, tuple[str, ...]] | None:

@@ -3,7 +3,11 @@ tsconfig/jsconfig `baseUrl` and `paths`, re-exports followed one level."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from copilot_lsp.context import imports
 from copilot_lsp.context.imported import Imported, Place
@@ -212,3 +216,33 @@ def test_a_package_exports_entry_and_a_workspace_without_monorepo(tmp_path: Path
     alone = write_package(tmp_path / "alone", {"package.json": '{"name": "app"}'})
     place = Place(alone, "app.ts", ProjectFiles())
     assert imports.parse('import { VERSION } from "core";', "typescript", "app.ts", place) == []
+
+
+def test_a_deep_workspace_glob_skips_installed_packages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    walked: list[str] = []
+    real_walk = os.walk
+
+    def recording_walk(top: Path) -> Iterator[tuple[str, list[str], list[str]]]:
+        for folder, children, files in real_walk(top):
+            walked.append(folder)
+            yield folder, children, files
+
+    monkeypatch.setattr(os, "walk", recording_walk)
+    root = write_package(
+        tmp_path / "ws",
+        {
+            "package.json": '{"workspaces": ["libs/**"]}',
+            "libs/group/deep/package.json": '{"name": "deep"}',
+            "libs/group/deep/src/index.ts": "export const DEPTH = 2;\n",
+            "libs/node_modules/deep/package.json": '{"name": "deep"}',
+            "libs/node_modules/deep/index.ts": "export const DEPTH = 99;\n",
+        },
+    )
+    place = Place(root, "app.ts", ProjectFiles())
+    parsed = imports.parse('import { DEPTH } from "deep";', "typescript", "app.ts", place)
+    assert parsed[0] == Imported("libs/group/deep/src", "DEPTH", "DEPTH")
+    assert all("node_modules" not in item.module for item in parsed)
+    # The walk never went into the installed packages (a real node_modules holds thousands).
+    assert walked and not [folder for folder in walked if "node_modules" in folder]
