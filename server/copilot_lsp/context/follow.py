@@ -14,7 +14,7 @@ from copilot_lsp.context import imports_rust, imports_script
 from copilot_lsp.context.imported import Imported, Place
 from copilot_lsp.context.languages import FAMILY
 from copilot_lsp.context.module_api import API_LINES, definition, module_api, package_api
-from copilot_lsp.context.repo_index import IndexedFile, RepoIndex, root_of
+from copilot_lsp.context.repo_index import IndexedFile, RepoIndex
 
 MODULE = "imported module"
 DEFINITION = "definition"
@@ -55,11 +55,10 @@ def follow(
     language_id: str,
     own_uri: str,
     place: Place | None,
-    relative: str | None = None,
+    root: str | None = None,
 ) -> list[CrossFile]:
-    """What the prompt should carry of `imported`, bound in the file `own_uri` (whose path
-    in its workspace folder is `relative`)."""
-    root = root_of(own_uri, relative) if relative is not None else None
+    """What the prompt should carry of `imported`, bound in the file `own_uri` of workspace
+    folder `root` (`root_of`; None: outside every folder)."""
     if imported.package:
         files = [
             file for file in package_files(index, imported.module, root) if file.uri != own_uri

@@ -58,6 +58,11 @@ class Cursor:
     folder: Path | None = None
     """Its workspace folder, where the project files that resolve imports are."""
 
+    @property
+    def root(self) -> str | None:
+        """Its workspace folder's URI, as the index keys folders (`root_of`)."""
+        return root_of(self.uri, self.relative) if self.relative is not None else None
+
 
 Retrieve = Callable[[float], list[CrossFile]]
 """The cross-file code for one request, given the deadline (`time.perf_counter()` seconds)."""
@@ -186,10 +191,11 @@ def _from_imports(
 
     ranked = sorted(enumerate(bound), key=lambda pair: (-last_use(pair[1]), pair[0]))
     found: list[CrossFile] = []
+    root = cursor.root
     for _, imported in ranked:
         if time.perf_counter() > deadline:
             break
-        for item in follow(index, imported, cursor.language_id, cursor.uri, place, cursor.relative):
+        for item in follow(index, imported, cursor.language_id, cursor.uri, place, root):
             if item not in found:
                 found.append(item)
     return found
@@ -211,7 +217,7 @@ def _definitions(
     index: RepoIndex, cursor: Cursor, bound: list[importing.Imported], deadline: float
 ) -> list[CrossFile]:
     """Definitions of the names used near the cursor, from the imported modules first."""
-    root = root_of(cursor.uri, cursor.relative) if cursor.relative is not None else None
+    root = cursor.root
     imported_uris = {
         file.uri for item in bound for file in files_of(index, item, cursor.language_id, root)
     }

@@ -13,9 +13,10 @@ import asyncio
 import contextlib
 import json
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
-_CHUNK = 65536
+from copilot_lsp.testing.relay import CHUNK, LoopbackRelay
+
 _HEAD_END = b"\r\n\r\n"
 
 
@@ -27,37 +28,21 @@ class Sent:
     max_tokens: int | None
 
 
-class PromptTap:
+class PromptTap(LoopbackRelay):
     """Listens on a free loopback port and relays each connection to the engine at `url`."""
 
     def __init__(self, url: str) -> None:
         parts = urlsplit(url)
         if parts.hostname is None or parts.port is None:
             raise ValueError(f"{url}: the engine's URL needs a host and a port to relay to")
-        self._url = parts
+        super().__init__(parts.hostname, parts.port)
+        self._engine_url = url
         self.sent: list[Sent] = []
-        self.port = 0
-        self._server: asyncio.Server | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
 
     @property
     def url(self) -> str:
         """The engine's URL through this relay."""
-        return urlunsplit(self._url._replace(netloc=f"127.0.0.1:{self.port}"))
-
-    async def start(self) -> PromptTap:
-        self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self
-
-    async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-        for task in list(self._tasks):
-            task.cancel()
-        for task in list(self._tasks):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        return self.relay_url(self._engine_url)
 
     def completion_since(self, mark: int) -> str | None:
         """The prompt of the last request since `len(sent)` was `mark` that asked for more
@@ -67,35 +52,19 @@ class PromptTap:
                 return sent.prompt
         return None
 
-    def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.get_running_loop().create_task(self._relay(reader, writer))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        host, port = self._url.hostname, self._url.port
-        try:
-            upstream_reader, upstream_writer = await asyncio.open_connection(host, port)
-        except OSError:
-            writer.close()
-            return
-        try:
-            await asyncio.gather(
-                self._pump(reader, upstream_writer, record=True),
-                self._pump(upstream_reader, writer, record=False),
-            )
-        finally:
-            for side in (writer, upstream_writer):
-                side.close()
-
     async def _pump(
-        self, source: asyncio.StreamReader, sink: asyncio.StreamWriter, *, record: bool
+        self,
+        source: asyncio.StreamReader,
+        sink: asyncio.StreamWriter,
+        *,
+        to_target: bool,
+        opened_at: float,
     ) -> None:
         pending = b""
         # A side may close first (the server cancels a request): nothing left to relay.
         with contextlib.suppress(OSError):
-            while data := await source.read(_CHUNK):
-                if record:
+            while data := await source.read(CHUNK):
+                if to_target:
                     pending = self._requests(pending + data)
                 sink.write(data)
                 await sink.drain()
