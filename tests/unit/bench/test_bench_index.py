@@ -68,6 +68,8 @@ def test_index_bench_over_a_small_workspace(tmp_path: Path) -> None:
     assert on["index"]["definitions"] >= 144 and on["index"]["windows"] > 0
     assert report["off"]["index"]["enabled"] is False and report["off"]["index"]["files"] == 0
     assert on["after"]["round_trip_ms"]["n"] == 5
+    assert on["after_off"]["round_trip_ms"]["n"] == 5  # the index-off server, in turns
+    assert on["during_off"]["round_trip_ms"]["n"] > 0
     assert report["off"]["keystrokes"]["prompt_built_ms"]["n"] == 5
     assert on["memory"]["built"]["server_mb"] > 0
     retrieval = report["retrieval"]
@@ -75,6 +77,7 @@ def test_index_bench_over_a_small_workspace(tmp_path: Path) -> None:
     assert retrieval["retrieval_ms"]["n"] == 6
     assert report["server_rate"]["same_files_as_in_process"] is True
     assert "while indexing" in table and "retrieval per cursor" in table
+    assert "off, alongside" in table and "index built, over off alongside: p50 x" in table
     assert render(json.loads(json.dumps(report))) == table
 
 

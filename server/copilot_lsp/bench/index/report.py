@@ -22,6 +22,16 @@ def _target(data: dict[str, Any] | None, targets: dict[str, float]) -> str:
     return _mark(ok)
 
 
+def _ratio(on: dict[str, Any], off: dict[str, Any] | None) -> str:
+    """p50 and p99 of `on`'s round trips over `off`'s, measured in turns on one host."""
+    if not off or not off["round_trip_ms"].get("n") or not on["round_trip_ms"].get("n"):
+        return ""
+    a, b = on["round_trip_ms"], off["round_trip_ms"]
+    if not b["p50"] or not b["p99"]:
+        return ""
+    return f"p50 x{a['p50'] / b['p50']:.2f}, p99 x{a['p99'] / b['p99']:.2f}"
+
+
 def render(report: dict[str, Any]) -> str:
     targets = report["targets"]
     retrieval = report["retrieval"]
@@ -74,7 +84,9 @@ def render(report: dict[str, Any]) -> str:
         for name, data in (
             ("index off", off["keystrokes"] if off else None),
             ("while indexing", on["during"]),
+            ("  off, alongside", on.get("during_off")),
             ("index built", on["after"]),
+            ("  off, alongside", on.get("after_off")),
         ):
             if data is None:
                 continue
@@ -82,6 +94,9 @@ def render(report: dict[str, Any]) -> str:
                 f"  {name:<20} {_ms(data['round_trip_ms'])}  max {data['max_ms']}  "
                 f"[built {_ms(data['prompt_built_ms'])}]  {_target(data['round_trip_ms'], targets)}"
             )
+        for name, phase in (("while indexing", "during"), ("index built", "after")):
+            if ratio := _ratio(on[phase], on.get(f"{phase}_off")):
+                lines.append(f"  {name}, over off alongside: {ratio}")
         lines.append(
             f"  targets: p50 <= {targets['round_trip_p50_ms']:g} ms, p99 <= "
             f"{targets['round_trip_p99_ms']:g} ms"

@@ -7,7 +7,9 @@
    folder in its worker process; the rounds go on all the while (`during`), `copilot/stats`
    (its `index` section) read every few rounds says when the first pass ends and how long it
    took, and the server's resident memory (and its worker's) is sampled; then the same rounds
-   again on the built index (`after`).
+   again on the built index (`after`). The `off` server stays up and takes its turn every
+   READ_EVERY rounds (`during_off`, `after_off`): on a shared host the two see the same
+   noise, so the ratio between them is what the index costs a keystroke.
 3. `retrieval`: the same files summarized and indexed in this process (no server), their lines
    counted, and retrieval (context/retrieval.py `gather`) timed at sampled cursors in the
    indexed Python files, as a completion there would ask for it, without its deadline.
@@ -149,73 +151,117 @@ async def run_servers(
     engine.default = Reply(chunks=["records.sort()\n"])
     report: dict[str, Any] = {}
     try:
-        session = await _server(engine, root, False, max_files)
+        off_session = await _server(engine, root, False, max_files)
         try:
-            typist = _Typist(session, workdir, "off", kind, seed)
-            await typist.rounds(_Samples(), gap_s, warmup)
+            alone = _Typist(off_session, workdir, "off", kind, seed)
+            await alone.rounds(_Samples(), gap_s, warmup)
             off = _Samples()
-            await typist.rounds(off, gap_s, count)
+            await alone.rounds(off, gap_s, count)
             report["off"] = {
                 "keystrokes": _keystrokes(off),
-                "memory": _memory(session.connection.pid),
-                "index": (await session.stats()).get("index"),
+                "memory": _memory(off_session.connection.pid),
+                "index": (await off_session.stats()).get("index"),
             }
+            report["on"] = await _indexing(
+                engine, root, max_files, workdir, alone, count, warmup, seed, gap_s, kind, timeout_s
+            )
         finally:
-            await session.close()
-
-        started = time.monotonic()
-        session = await _server(engine, root, True, max_files)
-        try:
-            pid = session.connection.pid
-            at_start = _memory(pid)
-            peak: dict[str, float] = {}
-            trace: list[dict[str, Any]] = []
-            typist = _Typist(session, workdir, "on", kind, seed)
-
-            async def built() -> bool:
-                index = (await session.stats()).get("index") or {}
-                memory = _memory(pid)
-                for key, value in memory.items():
-                    if value is not None:
-                        peak[key] = max(peak.get(key, 0.0), value)
-                if len(trace) < 400 or len(trace) % 10 == 0:
-                    trace.append(
-                        {
-                            "s": round(time.monotonic() - started, 2),
-                            "files": index.get("files"),
-                            **memory,
-                        }
-                    )
-                if time.monotonic() - started > timeout_s:
-                    raise TimeoutError(f"the index was not built in {timeout_s:.0f} s")
-                return not index.get("indexing", False)
-
-            during = _Samples()
-            await typist.rounds(during, gap_s, until=built)
-            seen_s = time.monotonic() - started
-            index = (await session.stats()).get("index") or {}
-            after_build = _memory(pid)
-            await typist.rounds(_Samples(), gap_s, warmup)
-            after = _Samples()
-            await typist.rounds(after, gap_s, count)
-            report["on"] = {
-                "index": index,
-                "built_seen_s": round(seen_s, 2),
-                "memory": {
-                    "at_start": at_start,
-                    "built": after_build,
-                    "after_rounds": _memory(pid),
-                    "peak": peak,
-                },
-                "memory_trace": trace,
-                "during": _keystrokes(during),
-                "after": _keystrokes(after),
-            }
-        finally:
-            await session.close()
+            await off_session.close()
     finally:
         await engine.stop()
     return report
+
+
+async def _indexing(
+    engine: FakeEngine,
+    root: Path,
+    max_files: int,
+    workdir: Path,
+    alongside: _Typist,
+    count: int,
+    warmup: int,
+    seed: int,
+    gap_s: float,
+    kind: str,
+    timeout_s: float,
+) -> dict[str, Any]:
+    """Phase `on`, the index-off server's `alongside` typist taking turns with it."""
+    started = time.monotonic()
+    session = await _server(engine, root, True, max_files)
+    try:
+        pid = session.connection.pid
+        at_start = _memory(pid)
+        peak: dict[str, float] = {}
+        trace: list[dict[str, Any]] = []
+        typist = _Typist(session, workdir, "on", kind, seed)
+
+        async def built() -> bool:
+            index = (await session.stats()).get("index") or {}
+            memory = _memory(pid)
+            for key, value in memory.items():
+                if value is not None:
+                    peak[key] = max(peak.get(key, 0.0), value)
+            if len(trace) < 400 or len(trace) % 10 == 0:
+                trace.append(
+                    {
+                        "s": round(time.monotonic() - started, 2),
+                        "files": index.get("files"),
+                        **memory,
+                    }
+                )
+            if time.monotonic() - started > timeout_s:
+                raise TimeoutError(f"the index was not built in {timeout_s:.0f} s")
+            return not index.get("indexing", False)
+
+        during, during_off = _Samples(), _Samples()
+        await _in_turns(typist, during, alongside, during_off, gap_s, until=built)
+        seen_s = time.monotonic() - started
+        index = (await session.stats()).get("index") or {}
+        after_build = _memory(pid)
+        await typist.rounds(_Samples(), gap_s, warmup)
+        after, after_off = _Samples(), _Samples()
+        await _in_turns(typist, after, alongside, after_off, gap_s, count=count)
+        return {
+            "index": index,
+            "built_seen_s": round(seen_s, 2),
+            "memory": {
+                "at_start": at_start,
+                "built": after_build,
+                "after_rounds": _memory(pid),
+                "peak": peak,
+            },
+            "memory_trace": trace,
+            "during": _keystrokes(during),
+            "during_off": _keystrokes(during_off),
+            "after": _keystrokes(after),
+            "after_off": _keystrokes(after_off),
+        }
+    finally:
+        await session.close()
+
+
+async def _in_turns(
+    first: _Typist,
+    first_samples: _Samples,
+    second: _Typist,
+    second_samples: _Samples,
+    gap_s: float,
+    *,
+    until: Any = None,
+    count: int | None = None,
+) -> None:
+    """READ_EVERY measured rounds of `first`, then of `second`, in turns: until `until()` is
+    true (checked after each turn of `first`), or `count` measured rounds of each."""
+    while True:
+        turn = READ_EVERY
+        if count is not None:
+            turn = min(turn, count - len(first_samples.round_trip_ms))
+        await first.rounds(first_samples, gap_s, turn)
+        if until is not None and await until():
+            return
+        await second.rounds(second_samples, gap_s, turn)
+        if count is not None and len(first_samples.round_trip_ms) >= count:
+            return
 
 
 def _keystrokes(samples: _Samples) -> dict[str, Any]:
