@@ -172,7 +172,8 @@ class CopilotService:
         )
         if request is None:
             return None
-        suggestion = await self.pipeline.serve(request)
+        with self.workspace.indexer.foreground():
+            suggestion = await self.pipeline.serve(request)
         if suggestion is None:
             return None
         starts = request.prompt.starts
@@ -201,7 +202,8 @@ class CopilotService:
     ) -> list[NextEdit]:
         """The next edits offered at `cursor` in version `version` of `uri` (alternatives;
         none when next edits are off or none is worth showing)."""
-        return await self.next_edits.suggest(uri, version, cursor, encoding)
+        with self.workspace.indexer.foreground():
+            return await self.next_edits.suggest(uri, version, cursor, encoding)
 
     async def warm_up(self) -> None:
         """Warm what the first completion needs (completion/warmup.py) before the first

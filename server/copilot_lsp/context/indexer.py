@@ -20,7 +20,7 @@ import logging
 import multiprocessing
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -39,6 +39,10 @@ executor's thread) holds the GIL, and with it the event loop: the smaller the tr
 shorter a keystroke's wait while a large folder is indexed (bench index, 20,000 files,
 keystrokes while indexing p99: 8 files 35-37 ms, 4 files 28.9 ms, 2 files 22.3 ms)."""
 REINDEX_DELAY_S = 1.0
+FOREGROUND_WAIT_S = 0.2
+"""How long the indexer's work on the event loop (a batch sent, a summary put into the
+index, the heap settled) waits for the completions in flight to end, at most, each time:
+while the user types, keystrokes go first and the first pass goes on between them."""
 PROGRESS_EVERY_S = 0.25
 
 Progress = Callable[[int, int, bool], None]
@@ -128,6 +132,10 @@ class WorkspaceIndexer:
         self._started = 0.0
         self._first_pass: tuple[int, float] | None = None
         """(files discovered, seconds from start to the last one indexed) of the first pass."""
+        self._foreground = 0
+        self._quiet = asyncio.Event()
+        """Set while no completion is in flight (`foreground`)."""
+        self._quiet.set()
 
     def configure(self, enabled: bool, limits: Limits) -> None:
         """Use these settings; an index already built with others is built again."""
@@ -182,6 +190,26 @@ class WorkspaceIndexer:
             "first_pass_s": round(first[1], 3) if first else None,
             "indexing": running and first is None,
         }
+
+    @contextlib.contextmanager
+    def foreground(self) -> Iterator[None]:
+        """Around a request the user waits for (a completion, a next edit): the indexer's
+        own work on the event loop waits until it is answered (`FOREGROUND_WAIT_S` at most
+        each time), so that the keystroke's context build and stream do not queue behind
+        summaries being put into the index."""
+        self._foreground += 1
+        self._quiet.clear()
+        try:
+            yield
+        finally:
+            self._foreground -= 1
+            if not self._foreground:
+                self._quiet.set()
+
+    async def _yield_to_foreground(self) -> None:
+        if self._foreground:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._quiet.wait(), FOREGROUND_WAIT_S)
 
     def locate(self, uri: str) -> tuple[Folder, str] | None:
         """The workspace folder `uri` is in, and its path there."""
@@ -271,11 +299,13 @@ class WorkspaceIndexer:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
+            await self._yield_to_foreground()
             batch = list(self._queue.items())[:BATCH]
             for uri, _ in batch:
                 del self._queue[uri]
             await self._index(batch)
             if waiting and self._freeze_heap:
+                await self._yield_to_foreground()
                 settle_heap()
             if waiting:
                 waiting.difference_update(uri for uri, _ in batch)
@@ -335,6 +365,7 @@ class WorkspaceIndexer:
             self._reset_pool()
             return
         for (uri, relative), summary in zip(paths, summaries, strict=True):
+            await self._yield_to_foreground()
             if summary is None:
                 self.deleted(uri)
             else:

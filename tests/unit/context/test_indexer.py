@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from copilot_lsp.context.indexer import WorkspaceIndexer
+from copilot_lsp.context.indexer import FOREGROUND_WAIT_S, WorkspaceIndexer
 from copilot_lsp.context.repo_index import RepoIndex
 from copilot_lsp.context.workspace_files import Limits
 from tests.unit.context.workspace_fixtures import SECRET, git_init, write_package
@@ -172,3 +172,31 @@ async def test_a_changed_gitignore_applies_without_a_restart(
     await harness.settled()
     assert harness.defines("format_report", "pkg/x.py")
     assert harness.uri(".env.py") not in harness.indexer.index  # secrets stay out
+
+
+async def test_indexing_waits_while_a_completion_is_in_flight(tmp_path: Path) -> None:
+    write_package(tmp_path)
+    made = Harness(tmp_path)
+    indexer = made.indexer
+    try:
+        with indexer.foreground():
+            indexer.start([tmp_path.as_uri()])
+            await asyncio.sleep(FOREGROUND_WAIT_S / 4)
+            assert len(indexer.index) == 0  # nothing put while the keystroke is answered
+        await made.settled()
+        assert len(indexer.index) == 6
+    finally:
+        indexer.close()
+
+
+async def test_a_completion_held_open_only_slows_indexing_down(tmp_path: Path) -> None:
+    write_package(tmp_path)
+    made = Harness(tmp_path)
+    indexer = made.indexer
+    try:
+        with indexer.foreground():  # a stream that never ends: indexing still finishes
+            indexer.start([tmp_path.as_uri()])
+            await asyncio.wait_for(indexer.idle.wait(), 30 * FOREGROUND_WAIT_S)
+            assert len(indexer.index) == 6
+    finally:
+        indexer.close()
