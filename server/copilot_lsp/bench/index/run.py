@@ -251,15 +251,15 @@ async def _in_turns(
     count: int | None = None,
 ) -> None:
     """READ_EVERY measured rounds of `first`, then of `second`, in turns: until `until()` is
-    true (checked after each turn of `first`), or `count` measured rounds of each."""
+    true (checked after each pair of turns), or `count` measured rounds of each."""
     while True:
         turn = READ_EVERY
         if count is not None:
             turn = min(turn, count - len(first_samples.round_trip_ms))
         await first.rounds(first_samples, gap_s, turn)
+        await second.rounds(second_samples, gap_s, turn)
         if until is not None and await until():
             return
-        await second.rounds(second_samples, gap_s, turn)
         if count is not None and len(first_samples.round_trip_ms) >= count:
             return
 
