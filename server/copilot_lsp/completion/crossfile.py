@@ -1,7 +1,7 @@
 """Code from other files of the workspace (context/retrieval.py) charged to the prompt's
 budget, in the order retrieval ranked it: imported modules' API, definitions of names,
-similar code. A module's API too long for what is left is cut to its first lines, half of
-what is left at most.
+similar code. A module's API too long for what is left is cut to its first lines (its best:
+context/module_api.py ranks them), half of what is left at most.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ Repository = Callable[[float], Sequence[CrossFile]]
 """The cross-file code for the request's cursor, given the deadline (perf_counter seconds)."""
 SNIPPET_OVERHEAD = 8
 """Tokens a snippet costs besides its text (its path and separators)."""
-MIN_API_LINES = 3
+MIN_API_LINES = 1
+"""Lines of a module's API worth sending at least: its first is its best name."""
 
 
 def charge(
@@ -52,7 +53,8 @@ def charge(
 
 
 def _fit(text: str, room: int, counter: TokenCounter) -> str:
-    """The first lines of `text` that cost at most `room` tokens ("" if fewer than a few)."""
+    """The first lines of `text` that cost at most `room` tokens ("" if fewer than
+    MIN_API_LINES)."""
     kept: list[str] = []
     spent = 0
     for line in text.split("\n"):

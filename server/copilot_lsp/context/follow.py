@@ -15,6 +15,7 @@ from copilot_lsp.context.imported import Imported, Place
 from copilot_lsp.context.languages import FAMILY
 from copilot_lsp.context.module_api import API_LINES, definition, module_api, package_api
 from copilot_lsp.context.repo_index import IndexedFile, RepoIndex
+from copilot_lsp.context.topic import NOTHING, Topic
 
 MODULE = "imported module"
 DEFINITION = "definition"
@@ -36,6 +37,10 @@ def files_of(
     those of workspace folder `root` first."""
     if imported.package:
         return package_files(index, imported.module, root)
+    if imported.submodule is not None:  # `from pkg import mod`: the module, as `follow` does
+        submodule = _module(index, imported.submodule, language_id, root)
+        if submodule is not None:
+            return [submodule]
     found = _module(index, imported.module, language_id, root)
     return [found] if found is not None else []
 
@@ -56,30 +61,32 @@ def follow(
     own_uri: str,
     place: Place | None,
     root: str | None = None,
+    near: Topic = NOTHING,
 ) -> list[CrossFile]:
     """What the prompt should carry of `imported`, bound in the file `own_uri` of workspace
-    folder `root` (`root_of`; None: outside every folder)."""
+    folder `root` (`root_of`; None: outside every folder). `near`: what the code above the
+    cursor is about (context/topic.py), which orders a module's names."""
     if imported.package:
         files = [
             file for file in package_files(index, imported.module, root) if file.uri != own_uri
         ]
-        api = package_api(files)
+        api = package_api(files, near=near)
         return [CrossFile(imported.module or ".", api, MODULE)] if api else []
     if imported.name is not None and imported.submodule is not None:
         submodule = _module(index, imported.submodule, language_id, root)
         if submodule is not None and submodule.uri != own_uri:
-            return _api(index, submodule, place)
+            return _api(index, submodule, place, near)
     module = _module(index, imported.module, language_id, root)
     if module is None or module.uri == own_uri:
         return []
     if imported.name is None:
-        return _api(index, module, place)
+        return _api(index, module, place, near)
     text = definition([module], imported.name)
     if text is not None:
         return [CrossFile(module.path, text, DEFINITION)]
     for target, original in _reexported(index, module, imported.name, place):
         if original == "*":
-            return [CrossFile(target.path, module_api(target), MODULE)]
+            return [CrossFile(target.path, module_api(target, near=near), MODULE)]
         text = definition([target], original)
         if text is not None:
             return [CrossFile(target.path, text, DEFINITION)]
@@ -92,16 +99,19 @@ def _module(index: RepoIndex, name: str, language_id: str, root: str | None) -> 
     return index.module(name, root) if language_id == "python" else index.exact(name, root)
 
 
-def _api(index: RepoIndex, module: IndexedFile, place: Place | None) -> list[CrossFile]:
+def _api(
+    index: RepoIndex, module: IndexedFile, place: Place | None, near: Topic
+) -> list[CrossFile]:
     """A module's API, then what it re-exports, within `API_LINES` together."""
-    found = [CrossFile(module.path, api, MODULE)] if (api := module_api(module)) else []
+    api = module_api(module, near=near)
+    found = [CrossFile(module.path, api, MODULE)] if api else []
     room = API_LINES - (api.count("\n") + 1 if api else 0)
     for specifier, names in module.summary.reexports:
         if room <= 0:
             break
         for target in _targets(index, module, specifier, place):
             if names is None:
-                text = module_api(target, room)
+                text = module_api(target, room, near)
             else:
                 parts = [definition([target], original) for _, original in names]
                 text = "\n".join(part for part in parts if part)

@@ -73,6 +73,8 @@ def parse(
     if family == "python":
         module = module_name(relative, language_id) if relative else None
         package = bool(relative) and posixpath.basename(relative or "") == "__init__.py"
+        if relative == "__init__.py":
+            module = ""  # the workspace folder's own package
         return _python(statement, module, package)
     if family in ("javascript", "typescript") and relative:
         paths = place.files.script_paths(place.root, relative) if place is not None else None
@@ -99,25 +101,29 @@ def _python(statement: str, module: str | None, package: bool) -> list[Imported]
         return found
     dots, name, names = match.groups()
     base = _relative(len(dots), name, module, package) if dots else name
-    if not base:
+    if base is None or not (base or dots):
         return found
     for part in names.split(","):
         named = _AS.match(part.strip())
         if named:
             member = named.group(1)
             binding = named.group(2) or member
-            if member == "*":
+            if member != "*":
+                submodule = f"{base}.{member}" if base else member
+                found.append(Imported(base, binding, member, submodule=submodule))
+            elif base:  # `from . import *` at the top: the folder's package is not indexed
                 found.append(Imported(base, binding))
-            else:
-                found.append(Imported(base, binding, member, submodule=f"{base}.{member}"))
     return found
 
 
 def _relative(level: int, name: str, module: str | None, package: bool) -> str | None:
-    """The absolute name of `from <level dots><name> import …` in `module`."""
+    """The absolute name of `from <level dots><name> import …` in `module` ("" the top
+    package itself; None when it climbs above the workspace folder). The top matters when
+    the workspace folder is a package (`from . import nodes` in `jinja2/parser.py` opened as
+    `parser.py`): the names it imports are modules of the folder."""
     if module is None:
         return None
-    parts = module.split(".")
+    parts = module.split(".") if module else []
     if not package:
         parts = parts[:-1]
     if level - 1 > len(parts):
@@ -125,4 +131,4 @@ def _relative(level: int, name: str, module: str | None, package: bool) -> str |
     parts = parts[: len(parts) - (level - 1)]
     if name:
         parts.append(name)
-    return ".".join(parts) or None
+    return ".".join(parts)

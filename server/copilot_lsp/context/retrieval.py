@@ -28,6 +28,7 @@ from copilot_lsp.context.outline import Outline
 from copilot_lsp.context.project_files import ProjectFiles
 from copilot_lsp.context.repo_index import RepoIndex, root_of
 from copilot_lsp.context.snippets import names_near
+from copilot_lsp.context.topic import topic_of
 
 __all__ = ["CrossFile", "Cursor", "Retrieve", "Retriever", "gather", "module_api"]
 NAMES_CHARS = 1500
@@ -35,7 +36,8 @@ NAMES_CHARS = 1500
 USE_CHARS = 3000
 """Characters above the cursor's line searched for uses of the imported names."""
 QUERY_LINES = 20
-"""Lines above the cursor's line that similar windows are ranked against."""
+"""Lines above the cursor's line that similar windows, and the names of an imported module
+too large to list whole, are ranked against."""
 MAX_DEFINITIONS = 8
 AMBIGUOUS = 3
 """A name defined in more files than this is looked up only in the imported modules."""
@@ -192,10 +194,11 @@ def _from_imports(
     ranked = sorted(enumerate(bound), key=lambda pair: (-last_use(pair[1]), pair[0]))
     found: list[CrossFile] = []
     root = cursor.root
+    topic = topic_of(_query_text(cursor))
     for _, imported in ranked:
         if time.perf_counter() > deadline:
             break
-        for item in follow(index, imported, cursor.language_id, cursor.uri, place, root):
+        for item in follow(index, imported, cursor.language_id, cursor.uri, place, root, topic):
             if item not in found:
                 found.append(item)
     return found
@@ -238,9 +241,13 @@ def _definitions(
     return found
 
 
+def _query_text(cursor: Cursor) -> str:
+    """The lines above the cursor's line that the code it writes is most likely about."""
+    return "\n".join(cursor.above.rstrip("\n").split("\n")[-QUERY_LINES:])
+
+
 def _similar(index: RepoIndex, cursor: Cursor) -> list[CrossFile]:
-    lines = cursor.above.rstrip("\n").split("\n")[-QUERY_LINES:]
-    query = tokens("\n".join(lines))
+    query = tokens(_query_text(cursor))
     if len(query) < 4:
         return []
     return [

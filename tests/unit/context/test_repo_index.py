@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from copilot_lsp.context.file_summary import module_name, summarize, tokens
+from copilot_lsp.context.module_api import API_LINES
 from copilot_lsp.context.repo_index import RepoIndex
 from copilot_lsp.context.retrieval import module_api
+from copilot_lsp.context.topic import topic_of
 from tests.unit.context.workspace_fixtures import FILES, indexed
 
 
@@ -34,6 +36,75 @@ def test_module_api_lists_public_names_with_signatures() -> None:
     assert "def compute_total(items: list[int], tax: float = RATE) -> float: ..." in api
     assert "class Ledger:\n    def __init__(self, owner: str) -> None: ..." in api
     assert "_private_helper" not in api and "local_only" not in api
+
+
+def _nodes_module() -> RepoIndex:
+    """A module of 70 node classes, each with two methods: far more than API_LINES."""
+    names = [f"Node{i}" for i in range(45)] + ["Mul", "Pow", "Add", "Neg"]
+    names += [f"Extra{i}" for i in range(21)]
+    text = "".join(
+        f"class {name}(Base):\n    def as_const(self): ...\n    def iter_fields(self): ...\n"
+        for name in names
+    )
+    return indexed({"nodes.py": text})
+
+
+def test_a_large_module_lists_the_names_the_code_above_the_cursor_is_about() -> None:
+    module = _nodes_module().module("nodes")
+    assert module is not None
+    plain = module_api(module).split("\n")
+    assert len(plain) == API_LINES
+    # Without a topic: a line per name in order, so the listing reaches further than the
+    # first classes with their methods would.
+    assert plain[:2] == ["class Node0(Base): ...", "class Node1(Base): ..."]
+    assert "class Pow(Base): ..." not in plain
+    near = topic_of("def parse_pow(self):\n    left = self.parse_unary()\n    if op == 'mul':\n")
+    api = module_api(module, near=near).split("\n")
+    assert len(api) == API_LINES
+    # The name of the function being written first, then the names sharing a word with the
+    # lines above: a prompt with little room keeps only the first lines.
+    assert api[:3] == ["class Pow(Base): ...", "class Mul(Base): ...", "class Node0(Base): ..."]
+    assert api[-1] == "class Node37(Base): ..."
+
+
+def test_names_the_lines_above_show_already_come_last() -> None:
+    module = indexed({"shapes.py": "def circle(r): ...\ndef square(a): ...\n"}).module("shapes")
+    assert module is not None
+    near = topic_of("import shapes\n\nsmall = shapes.circle(1)\n")
+    assert module_api(module, near=near).split("\n") == ["def square(a): ...", "def circle(r): ..."]
+
+
+def test_the_members_of_the_names_at_hand_come_once_every_name_has_its_line() -> None:
+    text = "".join(f"def helper_{i}(x): ...\n" for i in range(30))
+    text += "class Parser:\n" + "".join(f"    def parse_{i}(self): ...\n" for i in range(30))
+    module = indexed({"parsing.py": text}).module("parsing")
+    assert module is not None
+    api = module_api(module, near=topic_of("def run_parser(source):\n    done = 0\n")).split("\n")
+    assert len(api) == API_LINES
+    # Its line, six of its members, the other names, then more members while lines are left.
+    assert api[:10] == ["class Parser:"] + [f"    def parse_{i}(self): ..." for i in range(9)]
+    assert api[10:] == [f"def helper_{i}(x): ..." for i in range(30)]
+
+
+def test_a_module_that_fits_is_listed_whole_what_the_code_is_about_first() -> None:
+    module = indexed().module("pkg.mod")
+    assert module is not None
+    about = module_api(module, near=topic_of("def close_ledger(book):\n    count = 0\n"))
+    assert about.split("\n") == [
+        "class Ledger:",
+        "    def __init__(self, owner: str) -> None: ...",
+        "    def add_entry(self, amount: int) -> None: ...",
+        "RATE = 0.2",
+        "def compute_total(items: list[int], tax: float = RATE) -> float: ...",
+    ]
+    assert sorted(about.split("\n")) == sorted(module_api(module).split("\n"))
+
+
+def test_a_signature_over_several_lines_is_listed_on_one() -> None:
+    text = "def request(\n    method: str,\n    # the target\n    url: str,\n) -> None:\n    pass\n"
+    module = indexed({"api.py": text}).module("api")
+    assert module is not None
+    assert module_api(module) == "def request(method: str, url: str,) -> None: ..."
 
 
 def test_a_module_is_found_by_the_end_of_its_name() -> None:

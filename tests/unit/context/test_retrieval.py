@@ -74,6 +74,25 @@ def test_relative_imports_resolve_against_the_file() -> None:
     assert ("imported module", "pkg/sub/sibling.py") in paths
 
 
+def test_from_dot_import_in_a_module_at_the_top_of_the_workspace() -> None:
+    # The workspace folder is the package itself (`jinja2/` opened as the workspace):
+    # `from . import nodes` in `parser.py` binds the module `nodes.py` beside it.
+    assert imports.parse("from . import nodes as n, util", "python", "parser.py") == [
+        Imported("", "n", "nodes", "nodes"),
+        Imported("", "util", "util", "util"),
+    ]
+    assert imports.parse("from . import sibling", "python", "__init__.py") == [
+        Imported("", "sibling", "sibling", "sibling")
+    ]
+    assert imports.parse("from .. import x", "python", "parser.py") == []
+    assert imports.parse("from . import *", "python", "parser.py") == []
+    files = {"nodes.py": "class Pow(Node):\n    pass\n", "parser.py": ""}
+    text = "from . import nodes\n\nleft = 1\nnodes."
+    items, _ = gather(indexed(files), cursor(text, "parser.py"), time.perf_counter() + FAR)
+    assert [(item.kind, item.path) for item in items][:1] == [("imported module", "nodes.py")]
+    assert "class Pow(Node): ..." in items[0].text
+
+
 def test_the_import_used_nearest_the_cursor_comes_first() -> None:
     text = (
         "import pkg.mod as m\nimport pkg.x as x\n\nm.compute_total([])\nx.format_report(1.0, 'e')\n"
