@@ -39,10 +39,13 @@ executor's thread) holds the GIL, and with it the event loop: the smaller the tr
 shorter a keystroke's wait while a large folder is indexed (bench index, 20,000 files,
 keystrokes while indexing p99: 8 files 35-37 ms, 4 files 28.9 ms, 2 files 22.3 ms)."""
 REINDEX_DELAY_S = 1.0
-FOREGROUND_WAIT_S = 0.2
-"""How long the indexer's work on the event loop (a batch sent, a summary put into the
-index, the heap settled) waits for the completions in flight to end, at most, each time:
-while the user types, keystrokes go first and the first pass goes on between them."""
+FOREGROUND_WAIT_S = 0.025
+"""How long the indexer's work on the event loop waits for the completions in flight to
+end, at most, before sending a batch and before putting its summaries into the index:
+keystrokes go first, about a keystroke's budget each time, so that typing without a pause
+slows the first pass down (up to 2 x 25 ms per batch of 2 files) without stopping it.
+(0.2 s before each step held a 462-file first pass through a 2-minute soak of 40 keys/s,
+its growth read as a leak.)"""
 PROGRESS_EVERY_S = 0.25
 
 Progress = Callable[[int, int, bool], None]
@@ -305,7 +308,6 @@ class WorkspaceIndexer:
                 del self._queue[uri]
             await self._index(batch)
             if waiting and self._freeze_heap:
-                await self._yield_to_foreground()
                 settle_heap()
             if waiting:
                 waiting.difference_update(uri for uri, _ in batch)
@@ -364,8 +366,8 @@ class WorkspaceIndexer:
             logger.warning("indexing %d files failed: %s", len(items), type(error).__name__)
             self._reset_pool()
             return
+        await self._yield_to_foreground()
         for (uri, relative), summary in zip(paths, summaries, strict=True):
-            await self._yield_to_foreground()
             if summary is None:
                 self.deleted(uri)
             else:

@@ -24,12 +24,16 @@ _KEYWORDS = frozenset(_KEYWORD_LIST.split())
 Score = tuple[int, int, int, float, int]
 
 
-@functools.lru_cache(maxsize=1 << 15)
 def words(text: str) -> frozenset[str]:
     """The words of the identifiers in `text`, lowercased, 3 characters or more, keywords
     left out (`parse_pow(self)`, `PowNode` -> parse, pow, node)."""
     found = (word.lower() for word in _WORD.findall(text) if len(word) >= 3)
     return frozenset(word for word in found if word not in _KEYWORDS)
+
+
+_symbol_words = functools.lru_cache(maxsize=1 << 13)(words)
+"""`words` of the names and headers a module's listing ranks, again at each line: cached
+(only those: the lines above the cursor change at every line, and would fill it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,14 +56,14 @@ class Topic:
         `SessionRedirectMixin`); the words of its header shared."""
         if not self.words:
             return (0, 0, 0, 0.0, 0)
-        own = words(symbol.name)
+        own = _symbol_words(symbol.name)
         shared = len(own & self.words)
         return (
             len(own & self.focus),
             symbol.name not in self.seen,
             shared,
             shared / len(own) if own else 0.0,
-            len(words(symbol.header) & self.words),
+            len(_symbol_words(symbol.header) & self.words),
         )
 
 

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from copilot_lsp.context.indexer import FOREGROUND_WAIT_S, WorkspaceIndexer
+from copilot_lsp.context import indexer as indexer_module
+from copilot_lsp.context.indexer import WorkspaceIndexer
 from copilot_lsp.context.repo_index import RepoIndex
 from copilot_lsp.context.workspace_files import Limits
+from tests.conftest import until
 from tests.unit.context.workspace_fixtures import SECRET, git_init, write_package
 
 pytestmark = pytest.mark.timeout(60)
@@ -174,14 +176,18 @@ async def test_a_changed_gitignore_applies_without_a_restart(
     assert harness.uri(".env.py") not in harness.indexer.index  # secrets stay out
 
 
-async def test_indexing_waits_while_a_completion_is_in_flight(tmp_path: Path) -> None:
+async def test_indexing_waits_while_a_completion_is_in_flight(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(indexer_module, "FOREGROUND_WAIT_S", 5.0)  # longer than the test waits
     write_package(tmp_path)
     made = Harness(tmp_path)
     indexer = made.indexer
     try:
         with indexer.foreground():
             indexer.start([tmp_path.as_uri()])
-            await asyncio.sleep(FOREGROUND_WAIT_S / 4)
+            await until(lambda: made.progress, what="the files discovered")
+            await asyncio.sleep(0.3)  # time enough to index them all, had it not waited
             assert len(indexer.index) == 0  # nothing put while the keystroke is answered
         await made.settled()
         assert len(indexer.index) == 6
@@ -196,7 +202,8 @@ async def test_a_completion_held_open_only_slows_indexing_down(tmp_path: Path) -
     try:
         with indexer.foreground():  # a stream that never ends: indexing still finishes
             indexer.start([tmp_path.as_uri()])
-            await asyncio.wait_for(indexer.idle.wait(), 30 * FOREGROUND_WAIT_S)
+            await asyncio.sleep(0.05)
+            await asyncio.wait_for(indexer.idle.wait(), 20)
             assert len(indexer.index) == 6
     finally:
         indexer.close()
