@@ -102,6 +102,12 @@ class CopilotService:
         """Index the workspace folders in the background (`context.workspace`)."""
         self.workspace.index_folders(folder_uris)
 
+    def folders_changed(self, folder_uris: list[str]) -> None:
+        """The workspace folders are now these (a folder added to or removed from the
+        editor's workspace): the index follows without a restart."""
+        self.workspace.folders_changed(folder_uris)
+        self.workspace.retriever.project_changed()  # imports may resolve in a new folder
+
     def files_changed(self, changes: list[tuple[str, bool]]) -> None:
         """Files changed on disk: (uri, deleted) each; a folder deleted; a `.gitignore`
         changed (the index follows its rules without a restart)."""

@@ -209,3 +209,46 @@ async def test_a_gitignore_change_and_a_deleted_folder_apply_without_a_restart(
             break
         await asyncio.sleep(0.1)
     assert await files() == 1  # main.py only
+
+
+async def test_a_workspace_folder_added_and_removed_is_indexed_and_dropped(
+    workspace_session: tuple[FakeSession, Path, Path], tmp_path: Path
+) -> None:
+    session, root, _ = workspace_session
+    session.engine.default = Reply(chunks=["x"])
+    await start(session, root)
+    await until(lambda: progress_ends(session), within=60, what="the index's first pass")
+    other = tmp_path / "tools-repo"
+    (other / "toolkit").mkdir(parents=True)
+    (other / "toolkit" / "__init__.py").write_text("")
+    (other / "toolkit" / "shapes.py").write_text(
+        "def polygon_area(points: list) -> float:\n    ...\n"
+    )
+
+    async def files() -> int:
+        return int((await session.stats())["index"]["files"])
+
+    folder = types.WorkspaceFolder(uri=other.as_uri(), name="tools-repo")
+    session.client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(types.WorkspaceFoldersChangeEvent([folder], []))
+    )
+    for _ in range(100):
+        if await files() == 5:
+            break
+        await asyncio.sleep(0.1)
+    assert await files() == 5  # main.py, pkg/ (2), toolkit/ (2)
+    text = "import toolkit.shapes as shapes\n\n\ndef main() -> None:\n    area = shapes.\n"
+    uri = session.open(text, uri=(root / "main.py").as_uri())
+    await session.complete(uri, 4, len("    area = shapes."))
+    assert (
+        "def polygon_area(points: list) -> float: ..." in session.engine.requests[-1].body["prompt"]
+    )
+
+    session.client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(types.WorkspaceFoldersChangeEvent([], [folder]))
+    )
+    for _ in range(100):
+        if await files() == 3:
+            break
+        await asyncio.sleep(0.1)
+    assert await files() == 3

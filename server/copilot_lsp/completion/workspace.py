@@ -51,6 +51,10 @@ class Workspace:
         """Index these workspace folders in the background (the event loop must be running)."""
         self.indexer.start(uris)
 
+    def folders_changed(self, uris: list[str]) -> None:
+        """The workspace folders are now `uris`: the index follows, in the background."""
+        self.indexer.set_folders(uris)
+
     def open_text(self, uri: str) -> str | None:
         """The text of `uri` as the editor holds it, when it is open (and in sync)."""
         document = self.documents.find(uri)

@@ -157,6 +157,19 @@ class WorkspaceIndexer:
         self._started = time.monotonic()
         self._task = asyncio.get_running_loop().create_task(self._run())
 
+    def set_folders(self, folder_uris: Sequence[str]) -> None:
+        """The workspace folders are now these (`workspace/didChangeWorkspaceFolders`): the
+        files of an added folder are indexed and a removed folder's leave, in the background;
+        the rest of the index stays as it is."""
+        folders = [f for uri in folder_uris if (f := Folder.of(uri)) is not None]
+        if [f.uri for f in folders] == [f.uri for f in self.folders]:
+            return
+        if self._task is None or not folders:  # nothing indexed yet, or nothing to index
+            self.start(folder_uris)
+            return
+        self.folders = folders
+        self.rules_changed()
+
     def stop(self) -> None:
         if self._task is not None:
             self._task.cancel()
@@ -261,8 +274,9 @@ class WorkspaceIndexer:
             self.index.remove(each)
 
     def rules_changed(self) -> None:
-        """A `.gitignore` changed, appeared or went: discover the folders again (in the
-        background); files the rules now admit are indexed, files they now ignore leave."""
+        """A `.gitignore` changed, appeared or went, or the folders did: discover the folders
+        again (in the background); files the rules (and folders) now admit are indexed, files
+        they now leave out leave the index."""
         if self._task is None:
             return
         self.idle.clear()
@@ -281,7 +295,7 @@ class WorkspaceIndexer:
         for uri in sorted(admitted):
             self._known.add(uri)
             self._queue[uri] = False
-        logger.info("ignore rules changed: %d files in, %d out", len(admitted), len(dropped))
+        logger.info("folders discovered again: %d files in, %d out", len(admitted), len(dropped))
         self._wake.set()
         if not self._queue:
             self.idle.set()

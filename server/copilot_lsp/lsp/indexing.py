@@ -35,6 +35,21 @@ def folders(params: types.InitializeParams) -> list[str]:
     return []
 
 
+def folders_after(current: list[str], event: types.WorkspaceFoldersChangeEvent) -> list[str]:
+    """The workspace folders once `event` (`workspace/didChangeWorkspaceFolders`) applies:
+    the removed ones out, the added ones after the rest, each once."""
+
+    def key(uri: str) -> str:
+        return uri.rstrip("/")
+
+    removed = {key(folder.uri) for folder in event.removed}
+    after = [uri for uri in current if key(uri) not in removed]
+    for folder in event.added:
+        if key(folder.uri) not in {key(uri) for uri in after}:
+            after.append(folder.uri)
+    return after
+
+
 def can_watch(capabilities: types.ClientCapabilities) -> bool:
     watched = capabilities.workspace and capabilities.workspace.did_change_watched_files
     return bool(watched and watched.dynamic_registration)

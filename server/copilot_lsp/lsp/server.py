@@ -47,7 +47,10 @@ class CopilotServer(LanguageServer):
             on_index_progress=indexing.IndexProgress(self),
         )
         self.folders: list[str] = []
-        """The workspace folders `initialize` named (indexed once settings are known)."""
+        """The workspace folders `initialize` named (indexed once settings are known), as
+        `workspace/didChangeWorkspaceFolders` changes them."""
+        self.watching = False
+        """Whether the file watchers were registered with the client."""
         self.layers = SettingsLayers(
             self.service.configure, warn=self._warn, deprecated=self._deprecated
         )
@@ -123,9 +126,25 @@ def initialize(ls: CopilotServer, params: types.InitializeParams) -> None:
 async def initialized(ls: CopilotServer, params: types.InitializedParams) -> None:
     await _pull_configuration(ls)
     ls.service.index_workspace(ls.folders)  # in the background, with the settings known
-    if ls.folders and indexing.can_watch(ls.client_capabilities):
-        asyncio.get_running_loop().create_task(indexing.register_watchers(ls))
+    _watch(ls)
     await ls.service.warm_up()  # the HTTP client and the prompt format, before the first key
+
+
+def _watch(ls: CopilotServer) -> None:
+    """Register the file watchers once there is a folder to watch (their globs match in
+    every workspace folder, added ones too)."""
+    if ls.folders and not ls.watching and indexing.can_watch(ls.client_capabilities):
+        ls.watching = True
+        asyncio.get_running_loop().create_task(indexing.register_watchers(ls))
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+def did_change_workspace_folders(
+    ls: CopilotServer, params: types.DidChangeWorkspaceFoldersParams
+) -> None:
+    ls.folders = indexing.folders_after(ls.folders, params.event)
+    ls.service.folders_changed(ls.folders)
+    _watch(ls)
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)

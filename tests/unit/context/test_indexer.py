@@ -207,3 +207,26 @@ async def test_a_completion_held_open_only_slows_indexing_down(tmp_path: Path) -
             assert len(indexer.index) == 6
     finally:
         indexer.close()
+
+
+async def test_added_and_removed_folders_change_the_index_without_a_restart(
+    harness: Harness, tmp_path: Path
+) -> None:
+    other = tmp_path.parent / f"{tmp_path.name}-other"
+    other.mkdir()
+    (other / "extra.py").write_text("def extra_fn() -> None:\n    pass\n", encoding="utf-8")
+    first = harness.uri("pkg/mod.py")
+    put_before = harness.indexer.index.files[first]
+    harness.indexer.set_folders([tmp_path.as_uri(), other.as_uri() + "/"])
+    await harness.settled()
+    assert (other / "extra.py").as_uri() in harness.indexer.index.definitions("extra_fn")
+    assert len(harness.indexer.index) == 7
+    assert harness.indexer.index.files[first] is put_before  # the first folder's not redone
+    assert harness.indexer.locate((other / "extra.py").as_uri()) is not None
+
+    harness.indexer.set_folders([other.as_uri()])
+    await harness.settled()
+    assert not harness.defines("compute_total", "pkg/mod.py")
+    assert len(harness.indexer.index) == 1
+    harness.indexer.set_folders([])
+    assert len(harness.indexer.index) == 0 and harness.indexer.idle.is_set()
