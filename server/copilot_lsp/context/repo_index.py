@@ -13,6 +13,7 @@ another folder's file only answers when that one has none.
 
 from __future__ import annotations
 
+import math
 import posixpath
 from collections import Counter
 from collections.abc import Iterable
@@ -27,6 +28,8 @@ CANDIDATES = 32
 """Windows scored exactly per query (the ones sharing most uncommon identifiers)."""
 QUERY_TOKENS = 32
 """The query's rarest identifiers that pick candidates."""
+BM25_K1 = 1.2
+BM25_B = 0.75
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +71,8 @@ class RepoIndex:
         self._windows: dict[int, tuple[str, Window]] = {}
         self._postings: dict[str, set[int]] = {}
         self._file_windows: dict[str, list[int]] = {}
+        self._window_tokens = 0
+        """The windows' identifiers, all counted (BM25's average window length)."""
         self._next_window = 0
         self._definitions = 0
         self.generation = 0
@@ -96,6 +101,7 @@ class RepoIndex:
             number = self._next_window
             self._next_window += 1
             self._windows[number] = (uri, window)
+            self._window_tokens += len(window.tokens)
             for token in window.tokens:
                 self._postings.setdefault(token, set()).add(number)
             ids.append(number)
@@ -128,6 +134,7 @@ class RepoIndex:
                 del self._folders[posixpath.dirname(indexed.path)]
         for number in self._file_windows.pop(uri, []):
             _, window = self._windows.pop(number)
+            self._window_tokens -= len(window.tokens)
             for token in window.tokens:
                 posting = self._postings.get(token)
                 if posting is not None:
@@ -205,10 +212,15 @@ class RepoIndex:
         return self._by_name.get(name, {})
 
     def similar(
-        self, query: frozenset[str], exclude: Iterable[str] = (), limit: int = 3
+        self,
+        query: frozenset[str],
+        exclude: Iterable[str] = (),
+        limit: int = 3,
+        scoring: str = "jaccard",
     ) -> list[Similar]:
-        """The windows most like `query` (Jaccard of identifier sets), best first, one per
-        file, none of the files in `exclude`."""
+        """The windows most like `query` (Jaccard of identifier sets; `scoring="bm25"`:
+        Okapi BM25 over the same sets, which `bench crossfile --similarity` compares), best
+        first, one per file, none of the files in `exclude`."""
         postings = sorted(
             (posting for token in query if (posting := self._postings.get(token))),
             key=len,
@@ -223,9 +235,11 @@ class RepoIndex:
         for number, _ in counts.most_common(CANDIDATES):
             uri, window = self._windows[number]
             if uri not in skip:
-                # Jaccard, without building the union (a window's tokens are distinct).
-                shared = len(query.intersection(window.tokens))
-                score = shared / (len(query) + len(window.tokens) - shared)
+                if scoring == "bm25":
+                    score = self._bm25(query, window)
+                else:  # Jaccard, without building the union (a window's tokens are distinct)
+                    shared = len(query.intersection(window.tokens))
+                    score = shared / (len(query) + len(window.tokens) - shared)
                 scored.append((score, self.files[uri].path, window.start, uri, window))
         scored.sort(key=lambda item: (-item[0], item[1], item[2]))
         chosen: list[Similar] = []
@@ -235,6 +249,17 @@ class RepoIndex:
                 seen.add(uri)
                 chosen.append(Similar(self.files[uri], window, score))
         return chosen[:limit]
+
+    def _bm25(self, query: frozenset[str], window: Window) -> float:
+        """Okapi BM25 of `window` for `query`; every term occurs once (identifier sets)."""
+        count = len(self._windows)
+        average = self._window_tokens / count if count else 1.0
+        norm = 1 + BM25_K1 * (1 - BM25_B + BM25_B * len(window.tokens) / (average or 1.0))
+        score = 0.0
+        for token in query.intersection(window.tokens):
+            frequency = len(self._postings.get(token, ()))
+            score += math.log(1 + (count - frequency + 0.5) / (frequency + 0.5))
+        return score * (BM25_K1 + 1) / norm
 
 
 def root_of(uri: str, path: str) -> str:

@@ -173,3 +173,19 @@ def test_stats_count_definitions_as_files_come_and_go() -> None:
     assert after["windows"] < before["windows"]
     index.clear()
     assert index.stats() == {"files": 0, "definitions": 0, "windows": 0, "identifiers": 0}
+
+
+def test_bm25_weighs_a_rare_shared_identifier_over_common_ones() -> None:
+    files = {
+        f"noise{i}.py": f"common_alpha = common_beta + noise_{i}_one + noise_{i}_two\n"
+        for i in range(12)
+    }
+    files["rare.py"] = "".join(f"filler_{i} = 0\n" for i in range(12)) + "quaternion_spin = 1\n"
+    files["short.py"] = "common_alpha = common_beta + short_one + short_two\n"
+    index = indexed(files)
+    query = frozenset({"quaternion_spin", "common_alpha", "common_beta"})
+    jaccard = index.similar(query, limit=1)
+    bm25 = index.similar(query, limit=1, scoring="bm25")
+    assert jaccard[0].file.path != "rare.py"  # two shared names of a short window win
+    assert bm25[0].file.path == "rare.py"  # the one name few windows have wins
+    assert bm25[0].score > 0

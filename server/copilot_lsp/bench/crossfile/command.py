@@ -59,6 +59,12 @@ def add_parser(
         action="store_true",
         help="redraw the report from the raw results saved in OUT without running anything",
     )
+    crossfile.add_argument(
+        "--similarity",
+        action="store_true",
+        help="no engine: compare Jaccard and BM25 rankings of similar code on the tasks "
+        "(whether a window of the defining module comes up); writes similarity.md/.json",
+    )
     crossfile.add_argument("--out", type=Path, required=True, help="folder for the report")
     return crossfile
 
@@ -68,6 +74,8 @@ def run(args: argparse.Namespace, state_dir: Path) -> str:
     from copilot_lsp.bench.harness import measured_or_reloaded
 
     out: Path = args.out
+    if args.similarity:
+        return _similarity(args, out)
     data = measured_or_reloaded(out, args.report_only, lambda: measure(args, state_dir))
     return write_report(data, out) + f"\nreport written to {out / REPORT}"
 
@@ -84,14 +92,27 @@ def write_report(data: dict[str, Any], out: Path) -> str:
     return report.table(summary)
 
 
-def measure(args: argparse.Namespace, state_dir: Path) -> dict[str, Any]:
-    from copilot_lsp.bench.crossfile.run import ARMS, NAIVE_PREFIX_CHARS
+def _similarity(args: argparse.Namespace, out: Path) -> str:
+    from copilot_lsp.bench.crossfile import similarity
+
+    seed, tasks, _, split_of = _tasks(args)
+    result = {"seed": seed, "limit": args.tasks, **similarity.compare(tasks, split_of)}
+    table = similarity.table(result)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "similarity.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    (out / "similarity.md").write_text(
+        "# Similar code: Jaccard against BM25 (`bench crossfile --similarity`)\n\n"
+        + (similarity.__doc__ or "").split("\n\n", 1)[1]
+        + f"\nSeed {seed}, up to {args.tasks} tasks per split.\n\n{table}\n",
+        encoding="utf-8",
+    )
+    return table + f"\nreport written to {out / 'similarity.md'}"
+
+
+def _tasks(args: argparse.Namespace) -> tuple[int, list[Any], dict[str, Any], dict[str, str]]:
+    """(seed, tasks, packages per split, split per package) of the options."""
     from copilot_lsp.bench.crossfile.tasks import SEED, build_split
 
-    arms = [arm.strip() for arm in args.arms.split(",") if arm.strip()]
-    unknown = sorted(set(arms) - set(ARMS))
-    if unknown or not arms:
-        raise CopilotLspError(f"unknown arm(s) {unknown}; known: {', '.join(ARMS)}")
     if args.tasks < 1:
         raise CopilotLspError("--tasks must be positive")
     seed = SEED if args.seed is None else args.seed
@@ -104,6 +125,17 @@ def measure(args: argparse.Namespace, state_dir: Path) -> dict[str, Any]:
         split_of.update({info.name: split for info in infos})
     if not tasks:
         raise CopilotLspError(f"no tasks: none of the {args.split} packages is installed here")
+    return seed, tasks, packages, split_of
+
+
+def measure(args: argparse.Namespace, state_dir: Path) -> dict[str, Any]:
+    from copilot_lsp.bench.crossfile.run import ARMS, NAIVE_PREFIX_CHARS
+
+    arms = [arm.strip() for arm in args.arms.split(",") if arm.strip()]
+    unknown = sorted(set(arms) - set(ARMS))
+    if unknown or not arms:
+        raise CopilotLspError(f"unknown arm(s) {unknown}; known: {', '.join(ARMS)}")
+    seed, tasks, packages, split_of = _tasks(args)
     started = time.time()
     with _engine(args, state_dir) as (url, engine):
         records, said = asyncio.run(_run(tasks, arms, url, split_of))
