@@ -115,13 +115,17 @@ def _chosen(listed: Listed, language_id: str, max_lines: int, near: Topic) -> Li
             picked[i] = []
             room -= size(listed[i][0])
 
+    ranked: dict[int, list[Symbol]] = {}
+    """A name's members, best first (sorted once, for both rounds of members)."""
+
     def members(indices: list[int], cap: int | None) -> None:
         nonlocal room
         for i in indices:
             if not room:
                 return
-            own = sorted(listed[i][1], key=lambda m: descending(near.score(m)))
-            for member in own[len(picked[i]) :][:cap]:
+            if i not in ranked:
+                ranked[i] = sorted(listed[i][1], key=lambda m: descending(near.score(m)))
+            for member in ranked[i][len(picked[i]) :][:cap]:
                 if size(member) > room:
                     break
                 picked[i].append(member)
@@ -138,9 +142,9 @@ def _lines(header: str, language_id: str, members: bool = False) -> list[str]:
     parameter per line; comments left out): the listing is charged by the line, and often
     only its first lines fit. (A Go struct's or a TypeScript interface's fields would need
     separators once joined: left as they are.)"""
-    lines = header.split("\n")
     if language_id != "python":
         return stub(header, language_id, members).split("\n")
+    lines = header.split("\n")
     joined = lines[0].rstrip()
     for line in lines[1:]:
         part = line.strip()

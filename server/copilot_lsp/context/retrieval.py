@@ -154,10 +154,11 @@ def gather(
     if cursor.folder is not None and cursor.relative is not None:
         place = importing.Place(cursor.folder, cursor.relative, project or ProjectFiles())
     bound = _imported(cursor, place)
+    query = query_text(cursor.above)
     sources: tuple[Callable[[], list[CrossFile]], ...] = (
-        lambda: _from_imports(index, cursor, bound, place, deadline),
+        lambda: _from_imports(index, cursor, bound, place, deadline, query),
         lambda: _definitions(index, cursor, bound, deadline),
-        lambda: _similar(index, cursor),
+        lambda: _similar(index, cursor, query),
     )
     for source in sources:
         if time.perf_counter() > deadline:
@@ -184,8 +185,10 @@ def _from_imports(
     bound: list[importing.Imported],
     place: importing.Place | None,
     deadline: float,
+    query: str,
 ) -> list[CrossFile]:
-    """Each import that reaches an indexed file, the one used nearest above first."""
+    """Each import that reaches an indexed file, the one used nearest above first; a
+    module's names ranked by what `query` (`query_text`) is about."""
     near = cursor.above[-USE_CHARS:]
 
     def last_use(imported: importing.Imported) -> int:
@@ -194,7 +197,7 @@ def _from_imports(
     ranked = sorted(enumerate(bound), key=lambda pair: (-last_use(pair[1]), pair[0]))
     found: list[CrossFile] = []
     root = cursor.root
-    topic = topic_of(_query_text(cursor))
+    topic = topic_of(query)
     for _, imported in ranked:
         if time.perf_counter() > deadline:
             break
@@ -241,13 +244,14 @@ def _definitions(
     return found
 
 
-def _query_text(cursor: Cursor) -> str:
-    """The lines above the cursor's line that the code it writes is most likely about."""
-    return "\n".join(cursor.above.rstrip("\n").split("\n")[-QUERY_LINES:])
+def query_text(above: str) -> str:
+    """The last QUERY_LINES lines of `above` (the text before the cursor's line): what the
+    code being written is most likely about."""
+    return "\n".join(above.rstrip("\n").rsplit("\n", QUERY_LINES)[-QUERY_LINES:])
 
 
-def _similar(index: RepoIndex, cursor: Cursor) -> list[CrossFile]:
-    query = tokens(_query_text(cursor))
+def _similar(index: RepoIndex, cursor: Cursor, text: str) -> list[CrossFile]:
+    query = tokens(text)
     if len(query) < 4:
         return []
     return [

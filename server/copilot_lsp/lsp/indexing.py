@@ -44,8 +44,10 @@ def folders_after(current: list[str], event: types.WorkspaceFoldersChangeEvent) 
 
     removed = {key(folder.uri) for folder in event.removed}
     after = [uri for uri in current if key(uri) not in removed]
+    present = {key(uri) for uri in after}
     for folder in event.added:
-        if key(folder.uri) not in {key(uri) for uri in after}:
+        if key(folder.uri) not in present:
+            present.add(key(folder.uri))
             after.append(folder.uri)
     return after
 

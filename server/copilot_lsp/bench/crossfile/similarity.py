@@ -19,7 +19,7 @@ from typing import Any
 from copilot_lsp.bench.crossfile.tasks import Task
 from copilot_lsp.context.file_summary import summarize_file, tokens
 from copilot_lsp.context.repo_index import RepoIndex
-from copilot_lsp.context.retrieval import MIN_SIMILARITY, QUERY_LINES, SIMILAR
+from copilot_lsp.context.retrieval import MIN_SIMILARITY, SIMILAR, query_text
 from copilot_lsp.context.workspace_files import Limits, discover, language_of
 
 SCORINGS = ("jaccard", "jaccard, top 3", "bm25")
@@ -55,7 +55,7 @@ def compare(tasks: list[Task], split_of: dict[str, str]) -> dict[str, Any]:
         uri = (task.root / task.path).as_uri()
         text, offset = task.editor_text()
         above = text[: text.rfind("\n", 0, offset) + 1]
-        query = tokens("\n".join(above.rstrip("\n").split("\n")[-QUERY_LINES:]))
+        query = tokens(query_text(above))
         named = re.compile(rf"(?<!\w){re.escape(task.name)}(?!\w)")
         split = totals.setdefault(split_of.get(task.package, ""), {})
         for scoring in SCORINGS:

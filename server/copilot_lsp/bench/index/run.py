@@ -24,6 +24,7 @@ import os
 import platform
 import random
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -162,9 +163,8 @@ async def run_servers(
                 "memory": _memory(off_session.connection.pid),
                 "index": (await off_session.stats()).get("index"),
             }
-            report["on"] = await _indexing(
-                engine, root, max_files, workdir, alone, count, warmup, seed, gap_s, kind, timeout_s
-            )
+            plan = _Plan(workdir, count, warmup, seed, gap_s, kind, timeout_s)
+            report["on"] = await _indexing(engine, root, max_files, alone, plan)
         finally:
             await off_session.close()
     finally:
@@ -172,20 +172,24 @@ async def run_servers(
     return report
 
 
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """How the rounds of phase `on` go (`run_servers`' options)."""
+
+    workdir: Path
+    count: int
+    warmup: int
+    seed: int
+    gap_s: float
+    kind: str
+    timeout_s: float
+
+
 async def _indexing(
-    engine: FakeEngine,
-    root: Path,
-    max_files: int,
-    workdir: Path,
-    alongside: _Typist,
-    count: int,
-    warmup: int,
-    seed: int,
-    gap_s: float,
-    kind: str,
-    timeout_s: float,
+    engine: FakeEngine, root: Path, max_files: int, alongside: _Typist, plan: _Plan
 ) -> dict[str, Any]:
     """Phase `on`, the index-off server's `alongside` typist taking turns with it."""
+    gap_s, timeout_s = plan.gap_s, plan.timeout_s
     started = time.monotonic()
     session = await _server(engine, root, True, max_files)
     try:
@@ -193,7 +197,7 @@ async def _indexing(
         at_start = _memory(pid)
         peak: dict[str, float] = {}
         trace: list[dict[str, Any]] = []
-        typist = _Typist(session, workdir, "on", kind, seed)
+        typist = _Typist(session, plan.workdir, "on", plan.kind, plan.seed)
 
         async def built() -> bool:
             index = (await session.stats()).get("index") or {}
@@ -218,9 +222,9 @@ async def _indexing(
         seen_s = time.monotonic() - started
         index = (await session.stats()).get("index") or {}
         after_build = _memory(pid)
-        await typist.rounds(_Samples(), gap_s, warmup)
+        await typist.rounds(_Samples(), gap_s, plan.warmup)
         after, after_off = _Samples(), _Samples()
-        await _in_turns(typist, after, alongside, after_off, gap_s, count=count)
+        await _in_turns(typist, after, alongside, after_off, gap_s, count=plan.count)
         return {
             "index": index,
             "built_seen_s": round(seen_s, 2),
