@@ -65,7 +65,10 @@ class Symbol:
 class Window:
     start: int
     """First line (0-based); the window is `WINDOW_LINES` lines from here."""
-    text: str
+    begin: int
+    end: int
+    """Its text: `FileSummary.text[begin:end]`. Windows overlap by half, so each keeping its
+    own text would keep every line twice (a fifth of the index's memory)."""
     tokens: tuple[str, ...]
     """Its identifiers, each once. A tuple, not a set: the index holds hundreds of thousands
     of windows (a frozenset of ~36 strings costs ~2 KiB, the tuple ~350 bytes), and a batch
@@ -83,6 +86,11 @@ class FileSummary:
     windows: tuple[Window, ...]
     reexports: tuple[ReExport, ...] = ()
     """JavaScript/TypeScript: the modules it re-exports from (context/exports.py)."""
+    text: str = ""
+    """The file's text as far as its windows reach."""
+
+    def window_text(self, window: Window) -> str:
+        return self.text[window.begin : window.end]
 
 
 def tokens(text: str) -> frozenset[str]:
@@ -123,7 +131,9 @@ def summarize(relative: str, language_id: str, text: str) -> FileSummary:
         symbols = _symbols(tree, language_id)
         offered = reexports(tree.root_node, tree_source(tree), FAMILY.get(language_id, ""))
     module = module_name(relative, language_id)
-    return FileSummary(relative, language_id, module, tuple(symbols), _windows(text), offered)
+    windows = _windows(text)
+    kept = text[: max((window.end for window in windows), default=0)]
+    return FileSummary(relative, language_id, module, tuple(symbols), windows, offered, kept)
 
 
 def summarize_file(
@@ -206,16 +216,23 @@ def _assignments(root: tree_sitter.Node, source: bytes) -> list[Symbol]:
 
 def _windows(text: str) -> tuple[Window, ...]:
     lines = text.split("\n")
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
     windows: list[Window] = []
     last_start = max(0, len(lines) - WINDOW_LINES)
     starts = list(range(0, last_start + 1, WINDOW_STRIDE))
     if starts[-1] != last_start:
         starts.append(last_start)  # the file's last lines too
     for start in starts[:MAX_WINDOWS]:
-        body = "\n".join(lines[start : start + WINDOW_LINES]).strip("\n")
+        begin = offsets[start]
+        end = min(offsets[min(start + WINDOW_LINES, len(lines))] - 1, len(text))
+        body = text[begin:end]
         found = tokens(body)
         if len(found) >= MIN_WINDOW_TOKENS:
-            windows.append(Window(start, body, tuple(found)))
+            stripped = body.strip("\n")  # its blank first and last lines are not its text
+            begin += len(body) - len(body.lstrip("\n"))
+            windows.append(Window(start, begin, begin + len(stripped), tuple(found)))
     return tuple(windows)
 
 

@@ -255,7 +255,7 @@ def _similar(index: RepoIndex, cursor: Cursor, text: str) -> list[CrossFile]:
     if len(query) < 4:
         return []
     return [
-        CrossFile(found.file.path, found.window.text, "similar code")
+        CrossFile(found.file.path, found.text, "similar code")
         for found in index.similar(query, exclude=(cursor.uri,), limit=SIMILAR)
         if found.score >= MIN_SIMILARITY
     ]

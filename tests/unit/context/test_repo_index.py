@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import pytest
+
+from copilot_lsp.context import repo_index
 from copilot_lsp.context.file_summary import module_name, summarize, tokens
 from copilot_lsp.context.module_api import API_LINES
 from copilot_lsp.context.repo_index import RepoIndex
@@ -189,3 +194,88 @@ def test_bm25_weighs_a_rare_shared_identifier_over_common_ones() -> None:
     assert jaccard[0].file.path != "rare.py"  # two shared names of a short window win
     assert bm25[0].file.path == "rare.py"  # the one name few windows have wins
     assert bm25[0].score > 0
+
+
+def _churned_files() -> dict[str, str]:
+    words = ["invoice", "parcel", "ledger", "carrier", "render", "socket", "token", "buffer"]
+    return {
+        f"m{i}.py": "\n".join(
+            f"{words[(i + j) % 8]}_total = {words[(i * j) % 8]}_rate + {words[j % 8]}_{i % 3}"
+            for j in range(25 + i)
+        )
+        for i in range(10)
+    }
+
+
+def _replayed(index: RepoIndex, order: Sequence[tuple[str, str | None]]) -> RepoIndex:
+    for relative, text in order:
+        uri = f"file:///ws/{relative}"
+        if text is None:
+            index.remove(uri)
+        else:
+            index.put(uri, relative, summarize(relative, "python", text))
+    return index
+
+
+def _answers(index: RepoIndex) -> list[list[tuple[str, int, float]]]:
+    queries = [
+        tokens("invoice_total = parcel_rate + ledger_1"),
+        tokens("socket_total buffer_rate token_2 render_0 carrier_total"),
+        tokens("ledger_total ledger_rate ledger_0 invoice_rate"),
+    ]
+    return [
+        [(found.file.path, found.window.start, found.score) for found in index.similar(q, limit=5)]
+        for q in queries
+    ]
+
+
+def _postings_are_exact(index: RepoIndex) -> bool:
+    """Every identifier lists exactly the windows that hold it, ascending (the inverted
+    index's invariant, which similar() relies on but a small index cannot show)."""
+    expected: dict[str, list[int]] = {}
+    for number, (_, window) in sorted(index._windows.items()):
+        for token in window.tokens:
+            expected.setdefault(token, []).append(number)
+    return {token: list(posting) for token, posting in index._postings.items()} == expected
+
+
+def test_files_put_again_and_removed_leave_the_same_index_as_a_fresh_one() -> None:
+    files = _churned_files()
+    order: list[tuple[str, str | None]] = [(path, text) for path, text in files.items()]
+    # Edits (a file put again, longer), removals, and files that come back.
+    order += [("m3.py", files["m3.py"] + "\nsocket_total = buffer_rate"), ("m5.py", None)]
+    order += [("m0.py", None), ("m7.py", files["m2.py"]), ("m5.py", files["m5.py"])]
+    order += [("m3.py", files["m3.py"]), ("m9.py", None), ("m9.py", files["m1.py"])]
+    churned = _replayed(RepoIndex(), order)
+    final: dict[str, str | None] = {}
+    for path, text in order:
+        final[path] = text
+    fresh = _replayed(RepoIndex(), [(p, t) for p, t in sorted(final.items()) if t is not None])
+    assert churned.stats() == fresh.stats()
+    assert _answers(churned) == _answers(fresh)
+    assert any(_answers(fresh))
+    assert _postings_are_exact(churned)
+
+
+def test_window_numbers_start_afresh_when_they_run_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    files = _churned_files()
+    fresh = _replayed(RepoIndex(), list(files.items()))
+    monkeypatch.setattr(repo_index, "MAX_WINDOW_NUMBER", 3 * fresh.stats()["windows"] // 2)
+    # Each round puts every file again: numbers run out in the second round.
+    churned = _replayed(RepoIndex(), list(files.items()) * 3)
+    assert churned.stats() == fresh.stats()
+    assert _answers(churned) == _answers(fresh)
+    assert _postings_are_exact(churned)
+    assert max(churned._windows) < repo_index.MAX_WINDOW_NUMBER
+
+
+def test_a_window_is_its_twenty_lines_without_blank_edges() -> None:
+    lines = [f"value_{i} = other_{i} + third_{i}" for i in range(45)]
+    lines[20:22] = ["", ""]  # the window at line 20 starts blank
+    summary = summarize("w.py", "python", "\n".join(lines) + "\n")
+    texts = {window.start: summary.window_text(window) for window in summary.windows}
+    assert sorted(texts) == [0, 10, 20, 26]  # every 10 lines, and the file's last 20
+    assert texts[0] == "\n".join(lines[:20])
+    assert texts[10] == "\n".join(lines[10:30])
+    assert texts[20] == "\n".join(lines[22:40])
+    assert texts[26] == "\n".join(lines[26:45])

@@ -67,7 +67,7 @@ def compare(tasks: list[Task], split_of: dict[str, str]) -> dict[str, Any]:
             row["tasks"] += 1
             row["windows"] += len(found)
             row["hit"] += any(item.file.path in task.defining for item in found)
-            row["named"] += any(named.search(item.window.text) for item in found)
+            row["named"] += any(named.search(item.text) for item in found)
     return {"duration_s": round(time.time() - started, 1), "splits": totals}
 
 
