@@ -237,6 +237,12 @@ async def test_a_workspace_folder_added_and_removed_is_indexed_and_dropped(
             break
         await asyncio.sleep(0.1)
     assert await files() == 5  # main.py, pkg/ (2), toolkit/ (2)
+    # The added folder's files show as indexing progress of their own.
+    await until(lambda: len(progress_ends(session)) == 2, what="the added folder's progress")
+    assert len(session.client.progress_reports) == 2
+    begin, *_, end = list(session.client.progress_reports.values())[1]
+    assert isinstance(begin, types.WorkDoneProgressBegin) and "of 2 files" in (begin.message or "")
+    assert isinstance(end, types.WorkDoneProgressEnd) and end.message == "indexed 2 files"
     text = "import toolkit.shapes as shapes\n\n\ndef main() -> None:\n    area = shapes.\n"
     uri = session.open(text, uri=(root / "main.py").as_uri())
     await session.complete(uri, 4, len("    area = shapes."))

@@ -70,8 +70,9 @@ def settle_heap() -> None:
     walks them all, up to 2.4 s with the event loop stopped while a large folder is indexed
     (`bench index`). Costs the objects made since the last call (a batch: a millisecond or
     two). The index's objects hold no reference cycles: the ones it drops later are still
-    freed by reference counting. Only during the first pass, so that the few cycles alive
-    at a freeze and dropped later (never collected then) stay bounded."""
+    freed by reference counting. Only while a pass runs (the first, or a re-discovery's),
+    so that the few cycles alive at a freeze and dropped later (never collected then) stay
+    bounded."""
     gc.collect()
     gc.freeze()
 
@@ -125,7 +126,10 @@ class WorkspaceIndexer:
         """uri -> whether it must pass discovery's rules first (it was not discovered)."""
         self._known: set[str] = set()
         self._waiting: set[str] = set()
-        """Files of the first pass not indexed yet."""
+        """Files of the pass in progress not indexed yet: the first pass, or the files a
+        re-discovery admitted (an added workspace folder, a changed `.gitignore`)."""
+        self._total = 0
+        """Files of the pass in progress (0: none), for its progress."""
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -182,6 +186,7 @@ class WorkspaceIndexer:
         self._queue.clear()
         self._known.clear()
         self._waiting = set()
+        self._total = 0
         self._first_pass = None
         self.index.clear()
         self.idle.set()
@@ -194,8 +199,9 @@ class WorkspaceIndexer:
 
     def stats(self) -> dict[str, Any]:
         """For `copilot/stats` (`index`): whether it is on, the index's size (RepoIndex.stats),
-        files waiting, and the first pass: `first_pass_files` discovered, `first_pass_s` from
-        the start to the last of them indexed (null while it runs)."""
+        files waiting, whether a pass is `indexing` (the first, or a re-discovery's), and the
+        first pass: `first_pass_files` discovered, `first_pass_s` from the start to the last
+        of them indexed (null while it runs)."""
         running = self._task is not None
         first = self._first_pass
         return {
@@ -204,7 +210,7 @@ class WorkspaceIndexer:
             "queued": len(self._queue),
             "first_pass_files": first[0] if first else None,
             "first_pass_s": round(first[1], 3) if first else None,
-            "indexing": running and first is None,
+            "indexing": running and (first is None or bool(self._total)),
         }
 
     @contextlib.contextmanager
@@ -296,22 +302,24 @@ class WorkspaceIndexer:
             self._known.add(uri)
             self._queue[uri] = False
         logger.info("folders discovered again: %d files in, %d out", len(admitted), len(dropped))
+        if admitted:  # a pass of their own, or more of the one in progress
+            self._waiting.update(admitted)
+            self._total += len(admitted)
+            self.on_progress(self._total - len(self._waiting), self._total, False)
         self._wake.set()
         if not self._queue:
             self.idle.set()
 
     async def _run(self) -> None:
-        waiting = self._waiting = await self._discover()
-        total, reported = len(waiting), 0.0
-        if total:
-            self.on_progress(0, total, False)
+        self._waiting = await self._discover()
+        self._total, reported = len(self._waiting), 0.0
+        if self._total:
+            self.on_progress(0, self._total, False)
         else:
             self._first_pass = (0, time.monotonic() - self._started)
         while True:
             if not self._queue:
-                if self._first_pass is None and not waiting:  # the last ones were deleted
-                    self._first_pass = (total, time.monotonic() - self._started)
-                    self.on_progress(total, total, True)
+                self._end_pass()  # when the last ones were deleted
                 self.idle.set()
                 self._wake.clear()
                 await self._wake.wait()
@@ -321,16 +329,24 @@ class WorkspaceIndexer:
             for uri, _ in batch:
                 del self._queue[uri]
             await self._index(batch)
-            if waiting and self._freeze_heap:
+            if self._waiting and self._freeze_heap:
                 settle_heap()
-            if waiting:
-                waiting.difference_update(uri for uri, _ in batch)
-                if not waiting:
-                    self._first_pass = (total, time.monotonic() - self._started)
-                    self.on_progress(total, total, True)
+            if self._waiting:
+                self._waiting.difference_update(uri for uri, _ in batch)
+                if not self._waiting:
+                    self._end_pass()
                 elif time.monotonic() - reported >= PROGRESS_EVERY_S:
                     reported = time.monotonic()
-                    self.on_progress(total - len(waiting), total, False)
+                    self.on_progress(self._total - len(self._waiting), self._total, False)
+
+    def _end_pass(self) -> None:
+        """The pass in progress (if any) has indexed its last file: say so."""
+        if not self._total or self._waiting:
+            return
+        if self._first_pass is None:
+            self._first_pass = (self._total, time.monotonic() - self._started)
+        self.on_progress(self._total, self._total, True)
+        self._total = 0
 
     async def _discover(self) -> set[str]:
         """Queue every file of the folders; returns them (the first pass)."""

@@ -217,10 +217,13 @@ async def test_added_and_removed_folders_change_the_index_without_a_restart(
     (other / "extra.py").write_text("def extra_fn() -> None:\n    pass\n", encoding="utf-8")
     first = harness.uri("pkg/mod.py")
     put_before = harness.indexer.index.files[first]
+    harness.progress.clear()
     harness.indexer.set_folders([tmp_path.as_uri(), other.as_uri() + "/"])
     await harness.settled()
     assert (other / "extra.py").as_uri() in harness.indexer.index.definitions("extra_fn")
     assert len(harness.indexer.index) == 7
+    # The added folder's files are a pass of their own, with progress.
+    assert harness.progress == [(0, 1, False), (1, 1, True)]
     assert harness.indexer.index.files[first] is put_before  # the first folder's not redone
     assert harness.indexer.locate((other / "extra.py").as_uri()) is not None
 
@@ -230,3 +233,28 @@ async def test_added_and_removed_folders_change_the_index_without_a_restart(
     assert len(harness.indexer.index) == 1
     harness.indexer.set_folders([])
     assert len(harness.indexer.index) == 0 and harness.indexer.idle.is_set()
+
+
+async def test_files_a_rediscovery_admits_are_a_pass_with_progress(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gitignore = harness.root / ".gitignore"
+    gitignore.write_text("pkg/\n", encoding="utf-8")
+    harness.indexer.rules_changed()
+    await harness.settled()
+    assert len(harness.indexer.index) == 0
+    first_pass = harness.indexer.stats()["first_pass_s"]
+    harness.progress.clear()
+    monkeypatch.setattr(indexer_module, "FOREGROUND_WAIT_S", 5.0)
+    gitignore.unlink()
+    with harness.indexer.foreground():  # holds the pass before its first batch
+        harness.indexer.rules_changed()
+        await until(lambda: harness.progress, what="the files admitted")
+        assert harness.progress == [(0, 6, False)]
+        assert harness.indexer.stats()["indexing"] is True
+    await harness.settled()
+    assert harness.progress[-1] == (6, 6, True)
+    assert all(total == 6 for _, total, _ in harness.progress)
+    stats = harness.indexer.stats()
+    assert stats["indexing"] is False and stats["files"] == 6
+    assert stats["first_pass_s"] == first_pass  # the first pass's figures stay its own
