@@ -5,8 +5,10 @@ folder of the workspace: that folder is the package, all its non-test files toge
 one under a module that go.mod's `replace` directives point at a folder of the workspace
 (`replace example.com/lib => ../lib`), or one of the modules of the nearest go.work (`use
 ./lib`, and its own `replace` directives): the longest module path that holds the import
-path wins. Anything else (the standard library, modules from elsewhere) is not in the
-workspace and resolves to nothing; a blank import (`_`) binds no name.
+path wins. A module from elsewhere that the module vendors (`go mod vendor`: its copy under
+`vendor/<import path>` beside go.mod) leads to that copy. Anything else (the standard
+library, modules neither local nor vendored) is not in the workspace and resolves to
+nothing; a blank import (`_`) binds no name.
 """
 
 from __future__ import annotations
@@ -28,12 +30,15 @@ def parse(statement: str, place: Place) -> list[Imported]:
     roots = _module_roots(place)
     if not roots:
         return []
+    vendor = _vendor_folder(place)
     found: list[Imported] = []
     for match in _SPEC.finditer(text[len("import") :]):
         alias, path = match.group(1), match.group(2) or match.group(3)
         folder = next(
             (f for p, at in roots if (f := package_folder(path, p, at)) is not None), None
         )
+        if folder is None and vendor is not None:
+            folder = _vendored(path, vendor, place)
         if folder is None or alias == "_":
             continue
         binding = "*" if alias == "." else alias or _package_name(path)
@@ -51,6 +56,23 @@ def _module_roots(place: Place) -> list[tuple[str, str]]:
     roots += place.files.go_work(place.root, place.relative)
     unique = dict.fromkeys(roots)
     return sorted(unique, key=lambda root: -len(root[0]))
+
+
+def _vendor_folder(place: Place) -> str | None:
+    """The `vendor` folder beside the file's go.mod, when there is one."""
+    own = place.files.go_module(place.root, place.relative)
+    if own is None:
+        return None
+    vendor = posixpath.join(own.folder, "vendor") if own.folder else "vendor"
+    return vendor if (place.root / vendor).is_dir() else None
+
+
+def _vendored(path: str, vendor: str, place: Place) -> str | None:
+    """The vendored copy of package `path` (a folder of `vendor`), if it is there."""
+    if path.startswith(("/", ".")) or "/." in path or "." not in path.split("/", 1)[0]:
+        return None  # the standard library (`fmt`, `net/http`) is never vendored
+    folder = posixpath.join(vendor, path)
+    return folder if (place.root / folder).is_dir() else None
 
 
 def package_folder(path: str, module_path: str, module_folder: str) -> str | None:

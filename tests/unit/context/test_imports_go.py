@@ -180,3 +180,19 @@ def test_a_local_replace_leads_into_the_workspace_others_do_not(tmp_path: Path) 
         'module example.com/app\n\nreplace (\n\t"example.com/lib" => ../lib\n)\n'
     )
     assert _store_api(retrieve(root, "app/main.go", APP)) == ["lib/store"]
+
+
+def test_a_vendored_module_leads_to_its_copy_under_vendor(tmp_path: Path) -> None:
+    files = {
+        "app/go.mod": "module example.com/app\n\nrequire example.com/lib v0.1.0\n",
+        "app/vendor/modules.txt": "# example.com/lib v0.1.0\nexample.com/lib/store\n",
+        "app/vendor/example.com/lib/store/store.go": STORE,
+    }
+    root = write_package(tmp_path / "ws", files)
+    assert _store_api(retrieve(root, "app/main.go", APP)) == ["app/vendor/example.com/lib/store"]
+    place = Place(root, "app/main.go", ProjectFiles())
+    # The standard library and modules not vendored stay outside.
+    for path in ("fmt", "net/http", "example.com/lib/other", "example.com/elsewhere"):
+        assert imports.parse(f'import "{path}"', "go", place.relative, place) == [], path
+    # Without a vendor folder beside go.mod, nothing (as before).
+    assert _store_api(retrieve(root, "cmd/main.go", APP)) == []
