@@ -5,7 +5,10 @@ npm and Yarn list the package folders in the root package.json's `workspaces` (a
 globs, or `{"packages": […]}`), pnpm in pnpm-workspace.yaml's `packages:`. Each folder's
 package.json gives the package's `name` and its entry points (`types`, `typings`, `module`,
 `main`, and `exports["."]`); the source under `src/` is tried after them, since the declared
-entry is often built output (`dist/`) that git ignores and the index does not hold.
+entry is often built output (`dist/`) that git ignores and the index does not hold. A
+subpath (`@acme/utils/dates`) goes through the package's subpath `exports` (`"./dates"`, or a
+pattern such as `"./*": "./dist/*.js"`), built output again followed by its `src/`
+counterpart, then to the folder of that name and under `src/`.
 """
 
 from __future__ import annotations
@@ -26,9 +29,13 @@ _ENTRY_FIELDS = ("types", "typings", "module", "main")
 _CONDITIONS = ("types", "import", "module", "require", "default")
 _PNPM_ITEM = re.compile(r"""^\s*-\s*['"]?([^'"#\s]+)['"]?""")
 
-Packages = tuple[tuple[str, str, tuple[str, ...]], ...]
-"""(package name, its folder, its entry paths, most likely first), folders and paths relative
-to the workspace folder."""
+Subpaths = tuple[tuple[str, tuple[str, ...]], ...]
+"""(subpath pattern without its `./`, e.g. `dates` or `features/*`; the paths it maps to)."""
+Packages = tuple[tuple[str, str, tuple[str, ...], Subpaths], ...]
+"""(package name, its folder, its entry paths, most likely first, its subpath exports),
+folders and paths relative to the workspace folder."""
+_BUILT = re.compile(r"^(?:dist|build|lib|out)/")
+"""A path under a package's build output, whose source is usually under `src/`."""
 
 
 def workspace_globs(root: Path, folder: str) -> list[str] | None:
@@ -73,7 +80,7 @@ def packages(root: Path, folder: str, globs: list[str]) -> Packages:
     for glob in globs:
         if glob.startswith("!"):
             excluded.update(_folders(base, glob[1:]))
-    found: list[tuple[str, str, tuple[str, ...]]] = []
+    found: list[tuple[str, str, tuple[str, ...], Subpaths]] = []
     for glob in globs:
         if glob.startswith("!"):
             continue
@@ -115,7 +122,7 @@ def _matches(relative: str, pattern: str) -> bool:
     return re.fullmatch(expression.replace(r"\*", "[^/]*"), relative) is not None
 
 
-def _describe(root: Path, package: Path) -> tuple[str, str, tuple[str, ...]] | None:
+def _describe(root: Path, package: Path) -> tuple[str, str, tuple[str, ...], Subpaths] | None:
     try:
         data = json.loads((package / PACKAGE_JSON).read_text(encoding="utf-8", errors="replace"))
     except (OSError, ValueError):
@@ -129,7 +136,27 @@ def _describe(root: Path, package: Path) -> tuple[str, str, tuple[str, ...]] | N
     declared += _exported(data.get("exports"))
     entries = [_join(folder, entry) for entry in declared]
     entries += [_join(folder, "src/index"), _join(folder, "index")]
-    return name, folder, tuple(dict.fromkeys(e for e in entries if e is not None))
+    unique = tuple(dict.fromkeys(e for e in entries if e is not None))
+    return name, folder, unique, _subpaths(folder, data.get("exports"))
+
+
+def _subpaths(folder: str, exports: Any) -> Subpaths:
+    """The package's subpath exports (`"./dates": …`, `"./*": …`), each to its paths (by its
+    conditions' order, each built one followed by its `src/` counterpart); an export to
+    `null` (hidden) maps to nothing."""
+    if not isinstance(exports, dict):
+        return ()
+    found: list[tuple[str, tuple[str, ...]]] = []
+    for key, value in exports.items():
+        if not isinstance(key, str) or not key.startswith("./") or key == "./":
+            continue
+        paths: list[str] = []
+        for target in _exported(value):
+            relative = posixpath.normpath(target)
+            source = _BUILT.sub("src/", relative) if _BUILT.match(relative) else None
+            paths += [p for each in (relative, source) if each and (p := _join(folder, each))]
+        found.append((key[2:], tuple(dict.fromkeys(paths))))
+    return tuple(found)
 
 
 def _exported(exports: Any) -> list[str]:
@@ -157,10 +184,31 @@ def _join(folder: str, path: str) -> str | None:
 def entries(specifier: str, found: Packages) -> list[str]:
     """The paths a bare `specifier` (`@acme/utils`, `@acme/utils/sub/x`) may name among the
     workspace's packages; [] when it names none of them."""
-    for name, folder, points in sorted(found, key=lambda package: -len(package[0])):
+    for name, folder, points, subpaths in sorted(found, key=lambda package: -len(package[0])):
         if specifier == name:
             return list(points)
         if specifier.startswith(name + "/"):
             rest = specifier[len(name) + 1 :]
-            return [p for p in (_join(folder, rest), _join(folder, f"src/{rest}")) if p]
+            exported = _subpath(rest, subpaths)
+            if exported is not None and not exported:
+                return []  # hidden (`null`): not importable
+            fallback = [p for p in (_join(folder, rest), _join(folder, f"src/{rest}")) if p]
+            return list(dict.fromkeys([*(exported or []), *fallback]))
     return []
+
+
+def _subpath(rest: str, subpaths: Subpaths) -> list[str] | None:
+    """The paths subpath `rest` is exported as: an exact key, else the pattern with the longest
+    part before its `*` (as Node picks); None when no export names it."""
+    best: tuple[int, list[str]] | None = None
+    for pattern, paths in subpaths:
+        head, star, tail = pattern.partition("*")
+        if not star:
+            if rest == pattern:
+                return list(paths)
+            continue
+        fits = len(rest) >= len(head) + len(tail) and rest.startswith(head) and rest.endswith(tail)
+        if fits and (best is None or len(head) > best[0]):
+            middle = rest[len(head) : len(rest) - len(tail)]
+            best = (len(head), [path.replace("*", middle) for path in paths])
+    return best[1] if best is not None else None

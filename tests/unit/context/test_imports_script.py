@@ -246,3 +246,50 @@ def test_a_deep_workspace_glob_skips_installed_packages(
     assert all("node_modules" not in item.module for item in parsed)
     # The walk never went into the installed packages (a real node_modules holds thousands).
     assert walked and not [folder for folder in walked if "node_modules" in folder]
+
+
+def test_subpath_exports_lead_to_the_exported_module_and_its_source(tmp_path: Path) -> None:
+    exports = (
+        '{".": "./dist/index.js", "./dates": {"types": "./dist/time/dates.d.ts", "import": '
+        '"./dist/time/dates.mjs"}, "./features/*": "./dist/features/*.js", "./ui/*": "./lib/ui/*/'
+        'index.ts", "./internal/*": null, "./package.json": "./package.json"}'
+    )
+    root = write_package(
+        tmp_path / "ws",
+        {
+            "package.json": '{"workspaces": ["packages/*"]}',
+            "packages/kit/package.json": '{"name": "@acme/kit", "exports": ' + exports + "}",
+            "packages/kit/src/time/dates.ts": UTILS_DATES,
+            "packages/kit/src/features/cart.ts": "export function addItem(id: string) {}\n",
+            "packages/kit/lib/ui/button/index.ts": "export function Button() {}\n",
+        },
+    )
+    place = Place(root, "apps/web/main.ts", ProjectFiles())
+
+    def modules(specifier: str) -> list[str]:
+        statement = f'import {{ x }} from "{specifier}";'
+        return [item.module for item in imports.parse(statement, "typescript", "app.ts", place)]
+
+    kit = "packages/kit"
+    # The export's built path, its source under src/, then the plain folder guesses.
+    assert modules("@acme/kit/dates")[:3] == [
+        f"{kit}/dist/time/dates",
+        f"{kit}/src/time/dates",
+        f"{kit}/dates",
+    ]
+    assert modules("@acme/kit/features/cart") == [
+        f"{kit}/dist/features/cart",
+        f"{kit}/src/features/cart",
+        f"{kit}/features/cart",
+    ]
+    assert modules("@acme/kit/ui/button")[:2] == [f"{kit}/lib/ui/button", f"{kit}/src/ui/button"]
+    assert modules("@acme/kit/internal/secret") == []  # exported as null: not importable
+    # No export names it: the folder of that name, and under src/ (as without exports).
+    assert modules("@acme/kit/other") == [f"{kit}/other", f"{kit}/src/other"]
+    text = 'import { Button } from "@acme/kit/ui/button";\nimport { parseDay } from '
+    text += '"@acme/kit/dates";\n\nconst when = '
+    found = definitions(retrieve(root, "apps/web/src/main.ts", text))
+    # Exported under other names than their files': reached through the exports only.
+    assert "export function Button()" in found.get(f"{kit}/lib/ui/button/index.ts", "")
+    dates = found.get(f"{kit}/src/time/dates.ts", "")
+    assert "export function parseDay(text: string): Date" in dates
