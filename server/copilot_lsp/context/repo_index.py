@@ -255,11 +255,11 @@ class RepoIndex:
         query: frozenset[str],
         exclude: Iterable[str] = (),
         limit: int = 3,
-        scoring: str = "jaccard",
+        scoring: str = "bm25",
     ) -> list[Similar]:
-        """The windows most like `query` (Jaccard of identifier sets; `scoring="bm25"`:
-        Okapi BM25 over the same sets, which `bench crossfile --similarity` compares), best
-        first, one per file, none of the files in `exclude`."""
+        """The windows most like `query` (Okapi BM25 of identifier sets, on a fixed scale:
+        `_bm25`; `scoring="jaccard"`: their Jaccard, which `bench crossfile --similarity`
+        compares with it), best first, one per file, none of the files in `exclude`."""
         postings = sorted(
             (posting for token in query if (posting := self._postings.get(token))),
             key=len,
@@ -270,12 +270,14 @@ class RepoIndex:
                 break
             counts.update(posting)
         skip = set(exclude)
+        weights = self._weights(query) if scoring == "bm25" else {}
+        ideal = sum(weights.values())
         scored: list[tuple[float, str, int, str, Window]] = []
         for number, _ in counts.most_common(CANDIDATES):
             uri, window = self._windows[number]
             if uri not in skip:
                 if scoring == "bm25":
-                    score = self._bm25(query, window)
+                    score = self._bm25(weights, ideal, window)
                 else:  # Jaccard, without building the union (a window's tokens are distinct)
                     shared = len(query.intersection(window.tokens))
                     score = shared / (len(query) + len(window.tokens) - shared)
@@ -289,16 +291,25 @@ class RepoIndex:
                 chosen.append(Similar(self.files[uri], window, score))
         return chosen[:limit]
 
-    def _bm25(self, query: frozenset[str], window: Window) -> float:
-        """Okapi BM25 of `window` for `query`; every term occurs once (identifier sets)."""
+    def _weights(self, query: frozenset[str]) -> dict[str, float]:
+        """BM25's inverse document frequency of each query term the index knows."""
+        count = len(self._windows)
+        weights: dict[str, float] = {}
+        for token in query:
+            frequency = len(self._postings.get(token, ()))
+            if frequency:
+                weights[token] = math.log(1 + (count - frequency + 0.5) / (frequency + 0.5))
+        return weights
+
+    def _bm25(self, weights: dict[str, float], ideal: float, window: Window) -> float:
+        """Okapi BM25 of `window` (every term occurs once: identifier sets) over `ideal`, the
+        score of a window of average length holding every term of the query the index knows:
+        1.0 is such a window, so that one floor serves every query."""
         count = len(self._windows)
         average = self._window_tokens / count if count else 1.0
         norm = 1 + BM25_K1 * (1 - BM25_B + BM25_B * len(window.tokens) / (average or 1.0))
-        score = 0.0
-        for token in query.intersection(window.tokens):
-            frequency = len(self._postings.get(token, ()))
-            score += math.log(1 + (count - frequency + 0.5) / (frequency + 0.5))
-        return score * (BM25_K1 + 1) / norm
+        score = sum(weights.get(token, 0.0) for token in window.tokens)
+        return score * (BM25_K1 + 1) / norm / ideal if ideal else 0.0
 
 
 def root_of(uri: str, path: str) -> str:

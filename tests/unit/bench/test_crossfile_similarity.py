@@ -21,7 +21,10 @@ def test_each_ranking_is_scored_on_every_task(tmp_path: Path) -> None:
         assert 0 <= row["hit"] <= row["named"] + row["hit"] and row["hit"] <= 3
     # The package's other modules share `value`, `client`… with app.py's lines: windows of
     # util.py and models.py come up for every task, models.py defining what they use.
-    assert rows["bm25"]["hit"] >= 1 and rows["jaccard, top 3"]["windows"] >= 3
+    assert rows["bm25, top 3"]["hit"] >= 1 and rows["jaccard, top 3"]["windows"] >= 3
+    for ranking in ("jaccard", "bm25"):  # a floor only ever leaves windows out
+        assert rows[ranking]["windows"] <= rows[f"{ranking}, top 3"]["windows"]
+        assert rows[ranking]["hit"] <= rows[f"{ranking}, top 3"]["hit"]
     table = similarity.table(result)
     assert "| dev | bm25 | 3 |" in table and "| dev | jaccard, top 3 | 3 |" in table
 

@@ -189,11 +189,25 @@ def test_bm25_weighs_a_rare_shared_identifier_over_common_ones() -> None:
     files["short.py"] = "common_alpha = common_beta + short_one + short_two\n"
     index = indexed(files)
     query = frozenset({"quaternion_spin", "common_alpha", "common_beta"})
-    jaccard = index.similar(query, limit=1)
-    bm25 = index.similar(query, limit=1, scoring="bm25")
+    jaccard = index.similar(query, limit=1, scoring="jaccard")
+    bm25 = index.similar(query, limit=1)
     assert jaccard[0].file.path != "rare.py"  # two shared names of a short window win
     assert bm25[0].file.path == "rare.py"  # the one name few windows have wins
     assert bm25[0].score > 0
+
+
+def test_bm25_scores_are_on_one_scale_for_every_query() -> None:
+    files = {f"f{i}.py": f"alpha_{i} = beta_{i} + gamma_{i} + delta_{i}\n" for i in range(20)}
+    files["all.py"] = "alpha_3 = beta_3 + gamma_3 + delta_3 + epsilon_3\n"
+    index = indexed(files)
+    whole = index.similar(tokens("alpha_3 beta_3 gamma_3 delta_3 epsilon_3"), limit=2)
+    # The window holding the whole query scores about 1 (its length near the average).
+    assert whole[0].file.path == "all.py" and 0.8 <= whole[0].score <= 1.3
+    assert whole[1].score < whole[0].score
+    # A name the index does not know weighs nothing: the window with the rest is whole.
+    rest = index.similar(tokens("alpha_7 beta_7 gamma_7 delta_7 unknown_name"), limit=1)
+    assert rest[0].file.path == "f7.py" and 0.8 <= rest[0].score <= 1.3
+    assert index.similar(tokens("unknown_one unknown_two unknown_three"), limit=1) == []
 
 
 def _churned_files() -> dict[str, str]:

@@ -19,12 +19,14 @@ from typing import Any
 from copilot_lsp.bench.crossfile.tasks import Task
 from copilot_lsp.context.file_summary import summarize_file, tokens
 from copilot_lsp.context.repo_index import RepoIndex
-from copilot_lsp.context.retrieval import MIN_SIMILARITY, SIMILAR, query_text
+from copilot_lsp.context.retrieval import JACCARD_FLOOR, MIN_SIMILARITY, SIMILAR, query_text
 from copilot_lsp.context.workspace_files import Limits, discover, language_of
 
-SCORINGS = ("jaccard", "jaccard, top 3", "bm25")
-"""Jaccard as retrieval keeps it (over MIN_SIMILARITY); Jaccard's top SIMILAR whatever their
-scores, as BM25's (whose scores have no such scale), to compare them window for window."""
+SCORINGS = ("jaccard", "bm25", "jaccard, top 3", "bm25, top 3")
+"""Each ranking with its floor (Jaccard over JACCARD_FLOOR, as retrieval kept it; BM25 over
+MIN_SIMILARITY, as retrieval keeps it); and each one's top SIMILAR whatever their scores, to
+compare them window for window."""
+FLOORS = {"jaccard": JACCARD_FLOOR, "bm25": MIN_SIMILARITY}
 
 
 def index_package(root: Path) -> RepoIndex:
@@ -59,10 +61,10 @@ def compare(tasks: list[Task], split_of: dict[str, str]) -> dict[str, Any]:
         named = re.compile(rf"(?<!\w){re.escape(task.name)}(?!\w)")
         split = totals.setdefault(split_of.get(task.package, ""), {})
         for scoring in SCORINGS:
-            ranking = "bm25" if scoring == "bm25" else "jaccard"
+            ranking = scoring.split(",")[0]
             found = index.similar(query, exclude=(uri,), limit=SIMILAR, scoring=ranking)
-            if scoring == "jaccard":
-                found = [item for item in found if item.score >= MIN_SIMILARITY]
+            if scoring in FLOORS:
+                found = [item for item in found if item.score >= FLOORS[scoring]]
             row = split.setdefault(scoring, {"tasks": 0, "hit": 0, "named": 0, "windows": 0})
             row["tasks"] += 1
             row["windows"] += len(found)
