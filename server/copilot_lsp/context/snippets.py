@@ -37,11 +37,16 @@ Definitions = Mapping[str, list[Definition]]
 """A document's definitions by name, each name's in file order."""
 
 
-def header_of(node: tree_sitter.Node, source: bytes | None = None, max_lines: int = 6) -> str:
+MAX_HEADER_BYTES = 2000
+
+
+def header_of(node: tree_sitter.Node, source: bytes | None = None, max_lines: int = 8) -> str:
     """A definition's text up to its body (its signature), at most `max_lines` lines.
 
-    `source` (the whole file's bytes) saves copying the node's full text, which for a
-    large class is most of the file.
+    A longer signature (a parameter per line, as formatters write them) keeps its first
+    lines, an elision line (`...`) and its last line, the one that closes it (`) -> T:`), so
+    that it still reads as one signature. `source` (the whole file's bytes) saves copying the
+    node's full text, which for a large class is most of the file.
     """
     body = None
     for field in BODY_FIELDS:
@@ -49,14 +54,19 @@ def header_of(node: tree_sitter.Node, source: bytes | None = None, max_lines: in
         if body is not None:
             break
     end = body.start_byte if body is not None and body.start_byte > node.start_byte else None
+    stop = end if end is not None else node.end_byte
     if source is None:
         raw = node.text or b""
         raw = raw[: end - node.start_byte] if end is not None else raw
     else:
-        stop = end if end is not None else node.end_byte
-        raw = source[node.start_byte : min(stop, node.start_byte + 2000)]
-    lines = raw.decode("utf-8", "replace").rstrip().split("\n")[:max_lines]
-    return "\n".join(line.rstrip() for line in lines)
+        raw = source[node.start_byte : min(stop, node.start_byte + MAX_HEADER_BYTES)]
+    lines = [line.rstrip() for line in raw.decode("utf-8", "replace").rstrip().split("\n")]
+    whole = end is not None and stop - node.start_byte <= MAX_HEADER_BYTES
+    if len(lines) > max_lines >= 3 and whole:
+        dropped = lines[max_lines - 2]
+        indent = dropped[: len(dropped) - len(dropped.lstrip())]
+        return "\n".join([*lines[: max_lines - 2], f"{indent}...", lines[-1]])
+    return "\n".join(lines[:max_lines])
 
 
 def imports(syntax: tree_sitter.Tree | Outline, language_id: str, deadline: float) -> list[str]:

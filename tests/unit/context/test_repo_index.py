@@ -293,3 +293,24 @@ def test_a_window_is_its_twenty_lines_without_blank_edges() -> None:
     assert texts[10] == "\n".join(lines[10:30])
     assert texts[20] == "\n".join(lines[22:40])
     assert texts[26] == "\n".join(lines[26:45])
+
+
+def test_a_long_signature_keeps_its_first_lines_and_its_closing_line() -> None:
+    params = "".join(f"    option_{i}: int = {i},\n" for i in range(10))
+    text = f"def configure(\n{params}) -> Settings:\n    return Settings()\n"
+    summary = summarize("conf.py", "python", text)
+    header = next(s.header for s in summary.symbols if s.name == "configure")
+    assert header.split("\n") == [
+        "def configure(",
+        *[f"    option_{i}: int = {i}," for i in range(5)],
+        "    ...",
+        ") -> Settings:",
+    ]
+    module = indexed({"conf.py": text}).module("conf")
+    assert module is not None
+    listed = "def configure(" + " ".join(f"option_{i}: int = {i}," for i in range(5))
+    assert module_api(module) == listed + " ...) -> Settings: ..."
+    # Up to eight lines it is whole (five parameters, one a line, as formatters write them).
+    short = "def echo(\n" + params.split("    option_5")[0] + ") -> None:\n    pass\n"
+    header = summarize("e.py", "python", short).symbols[0].header
+    assert header == short.split("\n    pass")[0]
