@@ -36,6 +36,13 @@ _MORE: dict[str, frozenset[str]] = {
 }
 """Top-level statements that import in some forms only: `const x = require("./y")`,
 Rust's `mod x;` (a body-less module declaration)."""
+_GUARDS = frozenset({"if_statement", "try_statement"})
+"""Python statements whose blocks may import: `if TYPE_CHECKING:` (how typed code names
+other modules' classes in its annotations), `try: import x` / `except ImportError:`."""
+_CLAUSES = frozenset(
+    {"block", "elif_clause", "else_clause", "except_clause", "finally_clause", *_GUARDS}
+)
+MAX_GUARD_DEPTH = 4
 
 
 def statements_above(syntax: tree_sitter.Tree | Outline, language_id: str, line: int) -> list[str]:
@@ -48,10 +55,26 @@ def statements_above(syntax: tree_sitter.Tree | Outline, language_id: str, line:
         for kind, node in zip(block.kinds, block.nodes, strict=True):
             if node.start_point[0] + block.row >= line:
                 return found
-            if kind in wanted or (kind in more and _may_import(kind, node)):
+            if family == "python" and kind in _GUARDS:
+                found += _guarded(node, block.source, wanted, MAX_GUARD_DEPTH)
+            elif kind in wanted or (kind in more and _may_import(kind, node)):
                 text = block.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
                 if kind in wanted or kind == "mod_item" or "require(" in text:
                     found.append(text)
+    return found
+
+
+def _guarded(
+    node: tree_sitter.Node, source: bytes, wanted: frozenset[str], depth: int
+) -> list[str]:
+    """The import statements in the blocks of a top-level `if` or `try` (nested ones too,
+    `depth` levels at most), in order; other statements are not entered."""
+    found: list[str] = []
+    for child in node.named_children:
+        if child.type in wanted:
+            found.append(source[child.start_byte : child.end_byte].decode("utf-8", "replace"))
+        elif child.type in _CLAUSES and depth > 0:
+            found += _guarded(child, source, wanted, depth - 1)
     return found
 
 

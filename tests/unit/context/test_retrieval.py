@@ -65,6 +65,32 @@ def test_a_name_imported_from_a_module_brings_its_header() -> None:
     ) in found
 
 
+def test_imports_under_type_checking_and_try_are_followed() -> None:
+    text = (
+        "from __future__ import annotations\n"
+        "import typing as t\n\n"
+        "if t.TYPE_CHECKING:\n"
+        "    from pkg.x import format_report\n"
+        "    from pkg.mod import (\n        Ledger,\n    )\n"
+        "try:\n    import pkg.sub.sibling as sib\n"
+        "except ImportError:\n    sib = None\n"
+        "else:\n    if True:\n        from pkg.sub.deep import deep_value\n\n"
+        "def summary(book: Ledger) -> str:\n"
+        "    x = sib.\n"
+    )
+    found = found_for(text)
+    assert ("imported module", "pkg/sub/sibling.py") in [(k, p) for k, p, _ in found]
+    headers = [code for kind, _, code in found if kind == "definition"]
+    assert "def format_report(total: float, currency: str) -> str: ..." in headers
+    assert "def deep_value() -> int: ..." in headers
+    assert any(code.startswith("class Ledger:") for code in headers)
+    # A guarded block below the cursor's line is not read.
+    syntax = SyntaxTree.for_language("python", text)
+    assert syntax is not None
+    above_the_guard = imports.statements_above(syntax.outline(text), "python", 3)
+    assert above_the_guard == ["from __future__ import annotations", "import typing as t"]
+
+
 def test_relative_imports_resolve_against_the_file() -> None:
     found = found_for(
         "from ..mod import compute_total\nfrom . import sibling\n\nx = 1\n", "pkg/sub/new.py"
