@@ -1,5 +1,5 @@
 """The workspace index over LSP: the folders `initialize` names, file watchers registered
-with the client, and the first pass reported as work-done progress."""
+with the client, and its passes reported as work-done progress."""
 
 from __future__ import annotations
 
@@ -84,8 +84,9 @@ def changes(params: types.DidChangeWatchedFilesParams) -> list[tuple[str, bool]]
 
 
 class IndexProgress:
-    """The first pass of the index as `$/progress` begin, report… end, when the client
-    supports `window.workDoneProgress` (else nothing is sent)."""
+    """Each pass of the index as `$/progress` begin, report… end, when the client supports
+    `window.workDoneProgress` (else nothing is sent). A pass whose progress the client
+    declines (an error answering `window/workDoneProgress/create`) is not asked again."""
 
     def __init__(self, server: Any) -> None:
         self._server = server
@@ -93,10 +94,14 @@ class IndexProgress:
         self._task: asyncio.Task[None] | None = None
         self._token = ""
         self._passes = 0
+        self._declined = False
 
     def __call__(self, done: int, total: int, finished: bool) -> None:
         window = self._server.client_capabilities.window
         if not (window and window.work_done_progress):
+            return
+        if self._declined:
+            self._declined = not finished  # the next pass asks again
             return
         self._latest = (done, total, finished)
         if self._task is None or self._task.done():
@@ -115,6 +120,9 @@ class IndexProgress:
                     await progress.create_async(token)
                 except Exception as error:
                     logger.warning("no indexing progress: %s", error)
+                    pending, self._latest = self._latest, None
+                    # Declined until this pass ends (it may have ended while we asked).
+                    self._declined = not (finished or (pending is not None and pending[2]))
                     return
                 self._token = token
                 begin = types.WorkDoneProgressBegin(
