@@ -19,7 +19,12 @@ from tests.lsp.conftest import FakeSession, fake_session
 pytestmark = pytest.mark.timeout(120)
 
 SECRET = "HUNTER2_NEVER_SENT"
-HELPERS = "def compute_total(items: list[int], tax: float = 0.2) -> float:\n    return 0.0\n"
+KEY = "sk-proj-" + "Q7x" * 10
+"""A key written in a tracked source file: indexed, and redacted on its way to a prompt."""
+HELPERS = (
+    f'OPENAI_API_KEY = "{KEY}"\n\n\n'
+    "def compute_total(items: list[int], tax: float = 0.2) -> float:\n    return 0.0\n"
+)
 MAIN = "import pkg.helpers as helpers\n\n\ndef main() -> None:\n    total = helpers.\n"
 
 
@@ -98,10 +103,11 @@ async def test_a_module_that_is_not_open_reaches_the_prompt_and_secrets_never_do
     prompt = session.engine.requests[-1].body["prompt"]
     assert "def compute_total(items: list[int], tax: float = 0.2) -> float: ..." in prompt
     assert "pkg/helpers.py" in prompt
+    assert 'OPENAI_API_KEY = "<redacted>"' in prompt  # the module's API, without the key
 
     await session.complete(uri, 4, len("    total = helpers."))  # the log has run a while
     for request in session.engine.requests:
-        assert SECRET not in str(request.body)
+        assert SECRET not in str(request.body) and KEY not in str(request.body)
     state = session.state_dir
     written = "".join(p.read_text(errors="replace") for p in state.rglob("*") if p.is_file())
     assert SECRET not in written

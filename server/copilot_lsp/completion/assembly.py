@@ -4,7 +4,9 @@ The budget is shared in a fixed order: the prefix window first (it matters most)
 suffix window (fill-in-the-middle formats only), then snippets in order of usefulness:
 headers of the definitions the cursor is in, the file's imports (when the window does not
 reach them), definitions of names used near the cursor from this and other open documents,
-code from the rest of the workspace (completion/crossfile.py), recently edited places. The
+code from the rest of the workspace (completion/crossfile.py), recently edited places. Every
+snippet passes `context/secrets.redact` first: a key written in another file never reaches
+the engine. The
 window's first line snaps to a multiple of `ANCHOR` lines, so typing moves the prompt's start
 rarely and vLLM's prefix cache keeps serving the unchanged head.
 
@@ -35,6 +37,7 @@ from copilot_lsp.context import snippets
 from copilot_lsp.context.definition_cache import FileDefinitions
 from copilot_lsp.context.outline import Outline
 from copilot_lsp.context.recent import similarity, words
+from copilot_lsp.context.secrets import redact
 from copilot_lsp.positions import line_content
 
 logger = logging.getLogger(__name__)
@@ -308,10 +311,11 @@ def _definitions(
     for path, definition in snippets.lookup(names, indexes):
         if time.perf_counter() > deadline:
             break
-        cost = counter.count(definition.header) + 8
+        header = redact(definition.header)
+        cost = counter.count(header) + 8
         if used + cost > budget:
             continue
-        chosen.append(Snippet(path=path, text=definition.header, kind="definition"))
+        chosen.append(Snippet(path=path, text=header, kind="definition"))
         used += cost
     return chosen, used
 
@@ -392,9 +396,10 @@ def _recent(
             continue  # already inside the window
         if similarity(words(chunk.text), window) > SIMILARITY_LIMIT:
             continue
-        cost = counter.count(chunk.text) + 8
+        text = redact(chunk.text)
+        cost = counter.count(text) + 8
         if used + cost > budget:
             continue
-        chosen.append(Snippet(path=chunk.path, text=chunk.text, kind="recently edited"))
+        chosen.append(Snippet(path=chunk.path, text=text, kind="recently edited"))
         used += cost
     return chosen, used

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from copilot_lsp.completion.budget import TokenCounter
 from copilot_lsp.completion.templates import Snippet
 from copilot_lsp.context.retrieval import CrossFile
+from copilot_lsp.context.secrets import redact
 
 Repository = Callable[[float], Sequence[CrossFile]]
 """The cross-file code for the request's cursor, given the deadline (perf_counter seconds)."""
@@ -36,10 +37,10 @@ def charge(
     taken = {snippet.text for snippet in chosen}
     found: list[Snippet] = []
     for item in repository(deadline):
-        if item.text in taken or item.text.removesuffix(" ...") in taken:
+        whole = text = redact(item.text)
+        if whole in taken or whole.removesuffix(" ...") in taken:
             continue
         room = budget - used - SNIPPET_OVERHEAD
-        text = item.text
         cost = counter.count(text)
         if cost > room and item.kind == "imported module":
             text = _fit(text, room // 2, counter)  # half: room for what comes after
@@ -47,7 +48,7 @@ def charge(
         if cost > room:
             continue
         found.append(Snippet(path=item.path, text=text, kind=item.kind))
-        taken.add(item.text)
+        taken.add(whole)
         used += cost + SNIPPET_OVERHEAD
     return found, used
 
