@@ -370,3 +370,30 @@ async def test_a_crlf_document_beyond_ascii_gets_an_edit_that_applies_exactly(
     assert "\r\n" in edit["text"] and "\n" not in edit["text"].replace("\r\n", "")
     expected = WIDE.replace(old + "\r\n", new.replace("\n", "\r\n") + "\r\n")
     assert applied(WIDE, edit) == expected
+
+
+async def test_an_open_env_file_never_lends_its_lines_to_a_prompt(session: Session) -> None:
+    key = "sk-proj-" + "Zq4" * 10
+    await session.initialize(ON)
+    session.engine.default = Reply(chunks=rewritten())
+    env_uri = "file:///work/.env"
+    session.open("DEBUG=1\n", env_uri, "dotenv")
+    position = types.Position(1, 0)
+    for version, text in enumerate([f"OPENAI_API_KEY={key}\n", "DB_PASSWORD=hunter22\n"], 2):
+        session.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(version=version, uri=env_uri),
+                content_changes=[
+                    types.TextDocumentContentChangePartial(types.Range(position, position), text)
+                ],
+            )
+        )
+    session.open(TEXT, URI)
+    change(session, 2, 3, 18, "  # y")  # an edit of the code: the history holds it
+    await edits(ask(session, 2))
+    await session.complete(URI, 6, 8)  # a completion too: recent edits are its snippets
+    assert len(session.engine.requests) == 2
+    for request in session.engine.requests:
+        prompt = request.body["prompt"]
+        assert key not in prompt and "hunter22" not in prompt and ".env" not in prompt
+    assert "# y" in session.engine.requests[0].body["prompt"]

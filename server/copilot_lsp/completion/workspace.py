@@ -19,6 +19,7 @@ from copilot_lsp.context.project_files import PROJECT_FILES
 from copilot_lsp.context.recent import RecentPlaces
 from copilot_lsp.context.repo_index import RepoIndex
 from copilot_lsp.context.retrieval import Cursor, Retrieve, Retriever
+from copilot_lsp.context.workspace_files import secret_file
 from copilot_lsp.errors import DocumentError
 from copilot_lsp.positions import Encoding, Position
 from copilot_lsp.settings import CompletionSettings
@@ -165,7 +166,7 @@ class Workspace:
         """The code around the places edited last, in this and the other open documents."""
         chunks = []
         for place in self.recent.places()[:RECENT_CHUNKS]:
-            if place.uri not in self.documents:
+            if place.uri not in self.documents or secret_file(self.display_path(place.uri)):
                 continue
             source = self.documents.get(place.uri)
             first = max(0, place.line - self.recent.radius)

@@ -13,6 +13,7 @@ and reads the disk.
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 import subprocess
@@ -98,6 +99,17 @@ def language_of(path: str) -> str | None:
 def exclusion(extra: Iterable[str] = ()) -> pathspec.GitIgnoreSpec:
     """The secrets and the user's globs, as one gitignore-style matcher of relative paths."""
     return pathspec.GitIgnoreSpec.from_lines([*SECRET_PATTERNS, *extra])
+
+
+@functools.cache
+def _secrets() -> pathspec.GitIgnoreSpec:
+    return exclusion()
+
+
+def secret_file(path: str) -> bool:
+    """Whether `path` (a posix path, relative or not) names a secret file (`SECRET_PATTERNS`):
+    an open `.env` never lends its lines to a prompt either."""
+    return excluded(_secrets(), path.lstrip("/"))
 
 
 def excluded(spec: pathspec.GitIgnoreSpec, relative: str) -> bool:

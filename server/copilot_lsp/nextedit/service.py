@@ -26,6 +26,8 @@ from copilot_lsp.completion.session import OfferedEdit, Sessions
 from copilot_lsp.completion.suggestion import TimelineSink
 from copilot_lsp.completion.workspace import Workspace
 from copilot_lsp.context.documents import Document
+from copilot_lsp.context.secrets import redact
+from copilot_lsp.context.workspace_files import secret_file
 from copilot_lsp.engine.types import CompletionRequest
 from copilot_lsp.errors import DocumentError, EngineError
 from copilot_lsp.nextedit import gate
@@ -109,7 +111,8 @@ class NextEditService:
             return
         new = (document.text, document.starts)
         path = self._workspace.display_path(uri)
-        self.history.record(uri, path, old, new, accepted=offered is not None)
+        if not secret_file(path):  # an open .env's edits never reach a prompt
+            self.history.record(uri, path, old, new, accepted=offered is not None)
 
     def forget(self, uri: str) -> None:
         self.history.forget(uri)
@@ -245,7 +248,7 @@ class NextEditService:
             window=window,
             original="\n".join(as_before(window, self.history.of(document.uri))),
             history=self.history.render(
-                options.history_chars, lambda step: form.event_text(step, language)
+                options.history_chars, lambda step: redact(form.event_text(step, language))
             ),
             file=file_excerpt(asked.text, asked.starts, window, form.file_chars)
             if form.file_chars

@@ -10,6 +10,7 @@ from copilot_lsp.completion.budget import TokenCounter
 from copilot_lsp.completion.crossfile import charge
 from copilot_lsp.context.retrieval import CrossFile
 from copilot_lsp.context.secrets import PLACEHOLDER, redact
+from copilot_lsp.context.workspace_files import secret_file
 
 GITHUB = "ghp_" + "a1B2" * 9
 PEM = (
@@ -75,3 +76,20 @@ def test_code_from_other_files_is_charged_without_its_keys() -> None:
     assert [snippet.text for snippet in chosen] == [
         f'OPENAI_API_KEY = "{PLACEHOLDER}"\ndef ask(question: str) -> str: ...'
     ]
+
+
+@pytest.mark.parametrize(
+    ("path", "secret"),
+    [
+        (".env", True),
+        ("services/api/.env.local", True),
+        ("/home/me/keys/id_ed25519", True),
+        ("deploy/tls/server.pem", True),
+        ("config/secrets.yaml", True),
+        ("src/credentials_store.py", True),
+        ("src/app.py", False),
+        ("docs/environment.md", False),
+    ],
+)
+def test_secret_files_are_known_by_their_names(path: str, secret: bool) -> None:
+    assert secret_file(path) is secret
