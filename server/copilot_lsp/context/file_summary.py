@@ -31,6 +31,9 @@ WINDOW_STRIDE = 10
 MAX_WINDOWS = 400
 """Windows kept per file (the first 4,000 lines): similarity needs no more of one file."""
 MIN_WINDOW_TOKENS = 4
+MAX_WINDOW_CHARS = 4000
+"""A longer window (20 lines of 200 characters on average: minified or generated code) is no
+similar code worth a prompt, and would cost its keystroke a redaction and a token count."""
 MAX_ASSIGNMENT_CHARS = 120
 
 CONTAINERS = frozenset(
@@ -228,6 +231,8 @@ def _windows(text: str) -> tuple[Window, ...]:
         begin = offsets[start]
         end = min(offsets[min(start + WINDOW_LINES, len(lines))] - 1, len(text))
         body = text[begin:end]
+        if len(body) > MAX_WINDOW_CHARS:
+            continue
         found = tokens(body)
         if len(found) >= MIN_WINDOW_TOKENS:
             stripped = body.strip("\n")  # its blank first and last lines are not its text

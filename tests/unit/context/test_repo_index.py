@@ -314,3 +314,12 @@ def test_a_long_signature_keeps_its_first_lines_and_its_closing_line() -> None:
     short = "def echo(\n" + params.split("    option_5")[0] + ") -> None:\n    pass\n"
     header = summarize("e.py", "python", short).symbols[0].header
     assert header == short.split("\n    pass")[0]
+
+
+def test_windows_of_minified_code_are_not_kept() -> None:
+    minified = "var " + ",".join(f"alpha_{i}=beta_{i}(gamma_{i})" for i in range(400)) + ";"
+    text = "\n".join(f"const value_{i} = compute_{i}(input_{i});" for i in range(30))
+    summary = summarize("bundle.py", "python", minified + "\n" + text + "\n")
+    starts = [window.start for window in summary.windows]
+    assert 0 not in starts and starts  # the window holding the minified line is left out
+    assert all(len(summary.window_text(window)) <= 4000 for window in summary.windows)
