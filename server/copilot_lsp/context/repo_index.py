@@ -18,7 +18,7 @@ import math
 import posixpath
 from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from copilot_lsp.context.file_summary import FileSummary, Symbol, Window
@@ -113,8 +113,13 @@ class RepoIndex:
         self._folders.setdefault(posixpath.dirname(path), set()).add(uri)
         if self._next_window + len(summary.windows) > MAX_WINDOW_NUMBER:
             self._renumber()
+        self._add_windows(uri, summary.windows)
+        self.generation += 1
+
+    def _add_windows(self, uri: str, windows: Sequence[Window]) -> None:
+        """Number `uri`'s windows after the last ones, and post their identifiers."""
         first = self._next_window
-        for number, window in enumerate(summary.windows, first):
+        for number, window in enumerate(windows, first):
             self._windows[number] = (uri, window)
             self._window_tokens += len(window.tokens)
             for token in window.tokens:
@@ -123,9 +128,8 @@ class RepoIndex:
                     self._postings[token] = array(POSTING_TYPE, (number,))
                 else:
                     posting.append(number)  # the largest number yet: the array stays sorted
-        self._next_window = first + len(summary.windows)
+        self._next_window = first + len(windows)
         self._file_windows[uri] = range(first, self._next_window)
-        self.generation += 1
 
     def remove(self, uri: str) -> None:
         indexed = self.files.pop(uri, None)
@@ -169,18 +173,14 @@ class RepoIndex:
 
     def _renumber(self) -> None:
         """Number the windows from 0 again, file by file, and rebuild the postings."""
-        files = list(self._file_windows.items())
-        windows, self._windows, self._postings = self._windows, {}, {}
-        self._file_windows, self._next_window = {}, 0
-        for uri, numbers in files:
-            first = self._next_window
-            for number, old in enumerate(numbers, first):
-                window = windows[old][1]
-                self._windows[number] = (uri, window)
-                for token in window.tokens:
-                    self._postings.setdefault(token, array(POSTING_TYPE)).append(number)
-            self._next_window = first + len(numbers)
-            self._file_windows[uri] = range(first, self._next_window)
+        files = [
+            (uri, [self._windows[number][1] for number in numbers])
+            for uri, numbers in self._file_windows.items()
+        ]
+        self._windows, self._postings, self._file_windows = {}, {}, {}
+        self._next_window = self._window_tokens = 0
+        for uri, windows in files:
+            self._add_windows(uri, windows)
 
     def stats(self) -> dict[str, int]:
         """Its size, for `copilot/stats`: files, definitions, similarity windows and distinct

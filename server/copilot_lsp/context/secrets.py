@@ -13,9 +13,7 @@ Snippets are small and repeat from keystroke to keystroke: `redact` is memoised.
 
 from __future__ import annotations
 
-import bisect
 import functools
-import itertools
 import re
 
 PLACEHOLDER = "<redacted>"
@@ -54,14 +52,11 @@ _ASSIGNED = re.compile(
     (?P<quote>["'`])(?P<value>[^"'`\n]{{8,}})(?P=quote)
     """
 )
-
-
 _HINTS = re.compile(
     r"passw|pwd|secret|api_?key|apikey|access_?key|private_?key|token|bearer|credential"
     r"|sk-|akia|asia|gh[pousr]_|github_pat_|glpat-|xox[abprs]-|aiza|_live_|hf_|npm_|eyj"
 )
-"""What a line holding a secret has, lowercased: one pass over the text finds the few lines
-worth the patterns above."""
+"""What a line holding a secret has, lowercased: the patterns above run on those lines only."""
 _URL = re.compile(r"^[a-z][a-z0-9+.\-]*://[^@]*$")
 _WORDS = re.compile(r"[A-Za-z]+(?:[-_.][A-Za-z]+)*")
 
@@ -71,15 +66,12 @@ def redact(text: str) -> str:
     """`text` with the secrets it holds replaced by `PLACEHOLDER` (same lines, same quotes)."""
     if "-----BEGIN" in text:
         text = _PRIVATE_KEY.sub(_keep_lines, text)
-    lowered = text.lower()  # lowering never adds or removes a line break: lines match
-    hits = [match.start() for match in _HINTS.finditer(lowered)]
-    if not hits:
+    if not _HINTS.search(text.lower()):
         return text
-    ends = list(itertools.accumulate(len(line) + 1 for line in lowered.split("\n")))
     lines = text.split("\n")
-    for number in sorted({bisect.bisect_right(ends, at) for at in hits}):
-        line = _TOKENS.sub(PLACEHOLDER, lines[number])
-        lines[number] = _ASSIGNED.sub(_value_redacted, line)
+    for number, line in enumerate(lines):
+        if _HINTS.search(line.lower()):
+            lines[number] = _ASSIGNED.sub(_value_redacted, _TOKENS.sub(PLACEHOLDER, line))
     return "\n".join(lines)
 
 
