@@ -19,7 +19,7 @@ from copilot_lsp.context.imported import Imported, Place
 from copilot_lsp.context.languages import FAMILY
 from copilot_lsp.context.outline import Outline
 from copilot_lsp.context.queries import IMPORTS
-from copilot_lsp.context.snippets import outline_of
+from copilot_lsp.context.snippets import outline_of, top_statements
 
 __all__ = ["Imported", "Place", "parse", "statements_above"]
 
@@ -46,13 +46,14 @@ MAX_GUARD_DEPTH = 4
 
 
 def statements_above(syntax: tree_sitter.Tree | Outline, language_id: str, line: int) -> list[str]:
-    """The top-level import statements that start above `line`, in order."""
+    """The top-level import statements that start above `line`, in order (those in an
+    ERROR node the parser wrapped them in too: `top_statements`)."""
     family = FAMILY.get(language_id, "")
     wanted = IMPORTS.get(family, frozenset())
     more = _MORE.get(family, frozenset())
     found: list[str] = []
     for block in outline_of(syntax).blocks:
-        for kind, node in zip(block.kinds, block.nodes, strict=True):
+        for kind, node in top_statements(block):
             if node.start_point[0] + block.row >= line:
                 return found
             if family == "python" and kind in _GUARDS:

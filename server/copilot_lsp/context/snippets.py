@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import tree_sitter
 
 from copilot_lsp.context.languages import FAMILY
-from copilot_lsp.context.outline import Outline, tree_source, whole
+from copilot_lsp.context.outline import Block, Outline, tree_source, whole
 from copilot_lsp.context.queries import BODY_FIELDS, DEFINITIONS, IMPORTS, KEYWORDS
 
 logger = logging.getLogger(__name__)
@@ -38,6 +38,8 @@ Definitions = Mapping[str, list[Definition]]
 
 
 MAX_HEADER_BYTES = 2000
+MAX_ERROR_DEPTH = 2
+"""ERROR nodes entered, one inside the other, looking for the statements they hold."""
 
 
 def header_of(node: tree_sitter.Node, source: bytes | None = None, max_lines: int = 8) -> str:
@@ -74,13 +76,31 @@ def imports(syntax: tree_sitter.Tree | Outline, language_id: str, deadline: floa
     wanted = IMPORTS.get(FAMILY.get(language_id, ""), frozenset())
     found: list[str] = []
     for block in outline_of(syntax).blocks:
-        for kind, node in zip(block.kinds, block.nodes, strict=True):
+        for kind, node in top_statements(block):
             if time.perf_counter() > deadline:
                 return found
             if kind in wanted:
                 text = block.source[node.start_byte : node.end_byte]
                 found.append(text.decode("utf-8", "replace"))
     return found
+
+
+def top_statements(block: Block) -> Iterator[tuple[str, tree_sitter.Node]]:
+    """(type, node) of the block's top-level statements, in order. Code being typed often
+    leaves a bracket open (`def visit(self, node: nodes.`), and the parser may then wrap
+    everything before it in one ERROR node: the statements inside one (MAX_ERROR_DEPTH deep)
+    come as if they stood at the top."""
+    yield from _flattened(zip(block.kinds, block.nodes, strict=True), MAX_ERROR_DEPTH)
+
+
+def _flattened(
+    statements: Iterable[tuple[str, tree_sitter.Node]], depth: int
+) -> Iterator[tuple[str, tree_sitter.Node]]:
+    for kind, node in statements:
+        if kind == "ERROR" and depth > 0:
+            yield from _flattened(((child.type, child) for child in node.named_children), depth - 1)
+        else:
+            yield kind, node
 
 
 def enclosing_headers(

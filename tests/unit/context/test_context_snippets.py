@@ -197,3 +197,13 @@ def test_incremental_definitions_under_an_expired_deadline_keep_the_cache() -> N
         "add",
         "helper",
     }
+
+
+def test_the_skeletons_imports_survive_an_open_bracket_at_the_cursor() -> None:
+    from copilot_lsp.context.syntax import SyntaxTree
+    from tests.unit.context.test_retrieval import BROKEN
+
+    syntax = SyntaxTree.for_language("python", BROKEN)
+    assert syntax is not None
+    found = snippets.imports(syntax.outline(BROKEN), "python", time.perf_counter() + 1)
+    assert found == ["from pkg.x import format_report", "import pkg.mod as m"]

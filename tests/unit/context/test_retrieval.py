@@ -215,3 +215,38 @@ def test_a_changed_project_file_drops_what_was_kept(tmp_path: Path) -> None:
     workspace.disk_changed((root / "go.mod").as_uri())
     again = retriever.lazy(go_cursor)(time.perf_counter() + FAR)
     assert [item for item in again if item.kind == "imported module"] == []
+
+
+BROKEN = (
+    "from pkg.x import format_report\n"
+    "import pkg.mod as m\n"
+    "if TYPE_CHECKING:\n"
+    "    from pkg.sub import sibling\n"
+    "    def visit(self, node: m.\n"
+    "            if self.ready:\n"
+    "        if node.end is not None:\n"
+    "            self.emit(node.end)\n"
+    "        if node.step is not None:\n"
+    '            self.write(f"{self.names[node.name]}(")\n'
+    "        else:\n"
+)
+"""A bracket left open at the cursor (line 4) among odd indentation, as in jinja2's
+compiler.py while `visit_Getitem(self, node: nodes.` is typed: the parser wraps the whole
+file in one ERROR node."""
+
+
+def test_imports_are_found_when_an_open_bracket_breaks_the_whole_parse() -> None:
+    """22 of the 300 dev tasks of bench crossfile had no import found for this."""
+    syntax = SyntaxTree.for_language("python", BROKEN)
+    assert syntax is not None
+    outline = syntax.outline(BROKEN)
+    assert outline.blocks[0].kinds[0] == "ERROR"
+    assert imports.statements_above(outline, "python", 4) == [
+        "from pkg.x import format_report",
+        "import pkg.mod as m",
+        "from pkg.sub import sibling",
+    ]
+    above = BROKEN[: BROKEN.index("    def visit")]
+    here = Cursor("file:///ws/app/main.py", "app/main.py", "python", above, 4, outline)
+    items, _ = gather(indexed(), here, time.perf_counter() + FAR)
+    assert [item.kind for item in items][:1] == ["imported module"]
