@@ -74,6 +74,11 @@ class WorkspaceIndexSettings(Section):
     """Larger files are not indexed."""
     max_files: int = Field(default=20_000, ge=0, le=1_000_000)
     """Files indexed at most, over all workspace folders (in path order)."""
+    member_names: bool = True
+    """After `module.` (Python, a module the index holds and knows every name of), hold the
+    completion to a name that module binds: the engine's structured outputs (vLLM's
+    `structured_outputs` regex) let it write nothing else. An engine that refuses the field
+    is asked without it from then on (completion/constraint.py)."""
     warm_prefix: bool = False
     """With the index on, send a prompt's head (the code from other files, before the current
     file's) to the engine in the background when a keystroke's request carrying a new head

@@ -264,3 +264,29 @@ async def test_a_workspace_folder_added_and_removed_is_indexed_and_dropped(
             break
         await asyncio.sleep(0.1)
     assert await files() == 3
+
+
+async def test_after_a_module_alias_the_engine_is_held_to_that_modules_names(
+    workspace_session: tuple[FakeSession, Path, Path],
+) -> None:
+    session, root, _ = workspace_session
+    session.engine.default = Reply(chunks=["compute_total([1, 2])"])
+    await start(session, root)
+    await until(lambda: progress_ends(session), within=60, what="the index's first pass")
+    uri = session.open(MAIN, uri=(root / "main.py").as_uri())
+    await session.complete(uri, 4, len("    total = helpers."))
+    pattern = session.engine.requests[-1].body["structured_outputs"]["regex"]
+    assert pattern.startswith("(?:") and "|compute_total)" in pattern
+    assert "OPENAI_API_KEY" in pattern and KEY not in pattern  # names, never values
+
+    typed = session.open(
+        MAIN.replace("helpers.\n", "helpers.comp\n"), uri=(root / "typed.py").as_uri()
+    )
+    await session.complete(typed, 4, len("    total = helpers.comp"))
+    pattern = session.engine.requests[-1].body["structured_outputs"]["regex"]
+    assert pattern.startswith("(?:ute_total)")
+
+    rebound = MAIN.replace("    total =", "    helpers = load()\n    total =")
+    other = session.open(rebound, uri=(root / "rebound.py").as_uri())
+    await session.complete(other, 5, len("    total = helpers."))
+    assert "structured_outputs" not in session.engine.requests[-1].body  # not the module now

@@ -17,12 +17,15 @@ from copilot_lsp.completion.assembly import OtherDocument, PromptRequest, Recent
 from copilot_lsp.completion.crossfile import Repository
 from copilot_lsp.completion.window import CursorContext, cursor_context
 from copilot_lsp.context import snippets
+from copilot_lsp.context.members import Members
 from copilot_lsp.context.outline import Outline
 from copilot_lsp.positions import line_starts as compute_line_starts
 from copilot_lsp.settings import CompletionSettings
 
 DefinitionSource = Callable[[], snippets.Definitions]
 """A document's definitions by name, computed when first asked for."""
+MemberSource = Callable[[], Members | None]
+"""What may follow the dot before the cursor (context/members.py), computed when asked."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +42,8 @@ class InlineRequest:
     definitions, the other open documents, the recently edited places."""
     version: int | None = None
     """The document's version when the request arrived, if the caller tracks versions."""
+    members: MemberSource | None = None
+    """The names that may follow the dot before the cursor, from the workspace index."""
 
     @property
     def text(self) -> str:
@@ -69,6 +74,7 @@ def inline_request(
     others: Sequence[OtherDocument] = (),
     recent: Sequence[RecentChunk] = (),
     repository: Repository | None = None,
+    members: MemberSource | None = None,
 ) -> InlineRequest:
     """The request for the cursor at `offset` (code points) in `text`.
 
@@ -94,4 +100,5 @@ def inline_request(
             repository=repository,
         ),
         version=version,
+        members=members,
     )

@@ -20,7 +20,7 @@ import bisect
 import dataclasses
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 
 from copilot_lsp.completion import alternatives
@@ -28,6 +28,7 @@ from copilot_lsp.completion.admission import Backoff, InflightLimiter
 from copilot_lsp.completion.alignment import WhitespaceAligner
 from copilot_lsp.completion.assembly import ANCHOR, BuiltPrompt, Limits, PromptRequest, build_prompt
 from copilot_lsp.completion.budget import EngineTokenCounter
+from copilot_lsp.completion.constraint import MemberConstraint, unconstrained
 from copilot_lsp.completion.cutting import BlockCutter
 from copilot_lsp.completion.mode import Mode, choose_mode
 from copilot_lsp.completion.pacing import EnginePace
@@ -37,7 +38,8 @@ from copilot_lsp.completion.prompt_format import PromptFormats
 from copilot_lsp.completion.request import InlineRequest
 from copilot_lsp.completion.suggestion import PartialSink, Suggestion
 from copilot_lsp.completion.templates import PromptTemplate
-from copilot_lsp.engine.types import CompletionEngine, CompletionRequest
+from copilot_lsp.engine.types import CompletionEngine, CompletionRequest, StreamChunk
+from copilot_lsp.errors import EngineHTTPError
 from copilot_lsp.positions import line_content
 from copilot_lsp.settings import CompletionSettings, Settings
 from copilot_lsp.telemetry.timeline import Outcome, Timeline
@@ -55,6 +57,8 @@ class Prepared:
     built: BuiltPrompt
     request: CompletionRequest
     cutter: BlockCutter
+    constrained: bool = False
+    """The request holds the completion to a module's names (completion/constraint.py)."""
 
 
 @dataclass(slots=True)
@@ -95,6 +99,8 @@ class InlineStages:
         self._sleep = sleep
         self._greedy_only: set[str] = set()
         """Engines told (in the log) that their completions stay greedy."""
+        self.constraint = MemberConstraint()
+        """Holds completions after `module.` to the module's names (where the engine can)."""
 
     # --- plan ------------------------------------------------------------------------------
 
@@ -155,6 +161,13 @@ class InlineStages:
         index = settings.context.workspace
         if index.enabled and index.warm_prefix:
             self.warmer.offer(built.head, engine_request.extra)
+        members = None
+        if index.enabled and index.member_names and request.members is not None:
+            members = request.members()
+        held = self.constraint.apply(engine_request, members, self.engine.base_url)
+        if held is not engine_request:
+            assert members is not None
+            logger.debug("completion held to %d names of %s", len(members.names), members.module)
         cutter = BlockCutter(
             mode,
             line_before,
@@ -162,7 +175,9 @@ class InlineStages:
             max_lines=options.max_lines,
             filters=options.filters,
         )
-        return Prepared(mode, prompt_request.offset, built, engine_request, cutter)
+        return Prepared(
+            mode, prompt_request.offset, built, held, cutter, held is not engine_request
+        )
 
     def _temperature(self, wanted: float) -> float:
         """`wanted`, or greedy for an engine whose sampling is known to be wrong."""
@@ -199,7 +214,7 @@ class InlineStages:
             sampled = self._alternatives(prepared, options, automatic)
             sent = self._clock()
             answered = False
-            stream = self.engine.stream(prepared.request)
+            stream = self._stream(prepared)
             try:
                 async for chunk in stream:
                     if not answered:
@@ -234,6 +249,27 @@ class InlineStages:
         cutter.end_of_stream()
         timeline.mark("first_line")
         return Streamed(cutter.text, sampled)
+
+    async def _stream(self, prepared: Prepared) -> AsyncGenerator[StreamChunk, None]:
+        """The engine's chunks for `prepared`; asked again without the member constraint
+        when the engine refuses it."""
+        request = prepared.request
+        stream = self.engine.stream(request)
+        try:
+            async for chunk in stream:
+                yield chunk
+            return
+        except EngineHTTPError as error:
+            if not prepared.constrained or not self.constraint.refused(error, self.engine.base_url):
+                raise
+        finally:
+            await stream.aclose()
+        retry = self.engine.stream(unconstrained(request))
+        try:
+            async for chunk in retry:
+                yield chunk
+        finally:
+            await retry.aclose()
 
     def _alternatives(
         self, prepared: Prepared, options: CompletionSettings, automatic: bool

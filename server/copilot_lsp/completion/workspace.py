@@ -10,7 +10,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 
 from copilot_lsp.completion.assembly import OtherDocument, RecentChunk
-from copilot_lsp.completion.request import InlineRequest, inline_request
+from copilot_lsp.completion.request import InlineRequest, MemberSource, inline_request
 from copilot_lsp.context import snippets
 from copilot_lsp.context.documents import Document, DocumentStore, Edit
 from copilot_lsp.context.index import DefinitionIndex
@@ -18,7 +18,7 @@ from copilot_lsp.context.indexer import WorkspaceIndexer, process_executor
 from copilot_lsp.context.project_files import PROJECT_FILES
 from copilot_lsp.context.recent import RecentPlaces
 from copilot_lsp.context.repo_index import RepoIndex
-from copilot_lsp.context.retrieval import Cursor, Retrieve, Retriever
+from copilot_lsp.context.retrieval import Cursor, Retriever
 from copilot_lsp.context.workspace_files import secret_file
 from copilot_lsp.errors import DocumentError
 from copilot_lsp.positions import Encoding, Position
@@ -118,6 +118,7 @@ class Workspace:
         if not document.in_sync:
             return None
         offset = document.offset(cursor, encoding)
+        here = self._cursor(document, bisect.bisect_right(document.starts, offset) - 1)
         return inline_request(
             document.uri,
             document.language_id,
@@ -132,26 +133,33 @@ class Workspace:
             own_definitions=self.definitions.lazy(document) if document.syntax else None,
             others=self._others(document),
             recent=self._recent(document),
-            repository=self._repository(document, bisect.bisect_right(document.starts, offset) - 1),
+            repository=self.retriever.lazy(here) if here is not None else None,
+            members=self._members(here, document.text, offset),
         )
 
-    def _repository(self, document: Document, line: int) -> Retrieve | None:
-        """The workspace index's code for a cursor on `line`; None while nothing indexes."""
+    def _cursor(self, document: Document, line: int) -> Cursor | None:
+        """The cursor on `line` as retrieval reads it; None while nothing indexes."""
         if not self.indexer.folders or not self.indexer.enabled:
             return None
         located = self.indexer.locate(document.uri)
-        above = document.text[: document.starts[line]]
-        return self.retriever.lazy(
-            Cursor(
-                document.uri,
-                located[1] if located is not None else None,
-                document.language_id,
-                above,
-                line,
-                document.syntax.outline(document.text) if document.syntax else None,
-                located[0].path if located is not None else None,
-            )
+        text = document.line(line)
+        return Cursor(
+            document.uri,
+            located[1] if located is not None else None,
+            document.language_id,
+            document.text[: document.starts[line]],
+            line,
+            document.syntax.outline(document.text) if document.syntax else None,
+            located[0].path if located is not None else None,
+            len(text) - len(text.lstrip(" \t")),
         )
+
+    def _members(self, cursor: Cursor | None, text: str, offset: int) -> MemberSource | None:
+        """What may follow a dot right before `offset`, when the index knows."""
+        if cursor is None:
+            return None
+        line_before = text[text.rfind("\n", 0, offset) + 1 : offset]
+        return lambda: self.retriever.members(cursor, line_before, text)
 
     def _others(self, document: Document) -> list[OtherDocument]:
         """The other open documents with a tree, their definitions parsed lazily, once per

@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 
 import tree_sitter
 
+from copilot_lsp.context.bindings import python_bindings
 from copilot_lsp.context.exports import ReExport, extra_symbols, reexports, refine
 from copilot_lsp.context.languages import FAMILY, grammar
 from copilot_lsp.context.outline import tree_source
@@ -91,6 +92,9 @@ class FileSummary:
     """JavaScript/TypeScript: the modules it re-exports from (context/exports.py)."""
     text: str = ""
     """The file's text as far as its windows reach."""
+    bindings: tuple[str, ...] | None = None
+    """Python: every name the module binds at its top (context/bindings.py); None where they
+    cannot be known (or another language)."""
 
     def window_text(self, window: Window) -> str:
         return self.text[window.begin : window.end]
@@ -128,15 +132,19 @@ def summarize(relative: str, language_id: str, text: str) -> FileSummary:
     """What the index keeps of `text`, the content of `relative` (a `language_id` file)."""
     symbols: list[Symbol] = []
     offered: tuple[ReExport, ...] = ()
+    bound: tuple[str, ...] | None = None
     language = grammar(language_id)
     if language is not None:
         tree = tree_sitter.Parser(language).parse(text.encode("utf-8", "surrogatepass"))
         symbols = _symbols(tree, language_id)
         offered = reexports(tree.root_node, tree_source(tree), FAMILY.get(language_id, ""))
+        if language_id == "python":
+            names = python_bindings(tree.root_node, tree_source(tree))
+            bound = tuple(map(sys.intern, names)) if names is not None else None
     module = module_name(relative, language_id)
     windows = _windows(text)
     kept = text[: max((window.end for window in windows), default=0)]
-    return FileSummary(relative, language_id, module, tuple(symbols), windows, offered, kept)
+    return FileSummary(relative, language_id, module, tuple(symbols), windows, offered, kept, bound)
 
 
 def summarize_file(

@@ -23,14 +23,16 @@ import tree_sitter
 from copilot_lsp.context import imports as importing
 from copilot_lsp.context.file_summary import tokens
 from copilot_lsp.context.follow import CrossFile, files_of, follow
+from copilot_lsp.context.members import Members, access_start, members_at
 from copilot_lsp.context.module_api import module_api, stub
 from copilot_lsp.context.outline import Outline
 from copilot_lsp.context.project_files import ProjectFiles
 from copilot_lsp.context.repo_index import RepoIndex, root_of
+from copilot_lsp.context.shadowing import local_imports, rebound
 from copilot_lsp.context.snippets import names_near
 from copilot_lsp.context.topic import topic_of
 
-__all__ = ["CrossFile", "Cursor", "Retrieve", "Retriever", "gather", "module_api"]
+__all__ = ["CrossFile", "Cursor", "Members", "Retrieve", "Retriever", "gather", "module_api"]
 NAMES_CHARS = 1500
 """Characters above the cursor's line whose names are looked up."""
 USE_CHARS = 3000
@@ -66,6 +68,8 @@ class Cursor:
     syntax: tree_sitter.Tree | Outline | None = None
     folder: Path | None = None
     """Its workspace folder, where the project files that resolve imports are."""
+    indent: int = 0
+    """The cursor line's indentation (which functions it is in: their imports count)."""
 
     @property
     def root(self) -> str | None:
@@ -107,17 +111,64 @@ class Retriever:
         self.project = ProjectFiles()
         """go.mod, Cargo.toml, tsconfig.json: read once, until `project_changed`."""
         self._kept: dict[str, _Kept] = {}
+        self._bound: dict[str, tuple[tuple[int, int, int], list[importing.Imported]]] = {}
+        """Per document, the imports above its cursor's line, for that line."""
+        self._shadowed: dict[str, tuple[object, str, bool]] = {}
+        """Per document, whether the name before the dot is bound other than by its import."""
 
     def forget(self, uri: str) -> None:
         self._kept.pop(uri, None)
+        self._bound.pop(uri, None)
+        self._shadowed.pop(uri, None)
 
     def project_changed(self) -> None:
         """A project file changed: imports may lead elsewhere from now on."""
         self.project.forget()
         self._kept.clear()
+        self._bound.clear()
+
+    def members(self, cursor: Cursor, line_before: str, text: str) -> Members | None:
+        """The names that may follow the dot the cursor's line ends with, when certain
+        (context/members.py); `text` is the whole document."""
+        if cursor.language_id != "python" or "." not in line_before:
+            return None
+        key = (cursor.line, hash(cursor.above), cursor.indent)
+        kept = self._bound.get(cursor.uri)
+        if kept is None or kept[0] != key:
+            place = None
+            if cursor.folder is not None and cursor.relative is not None:
+                place = importing.Place(cursor.folder, cursor.relative, self.project)
+            kept = key, _imported(cursor, place)
+            self._bound[cursor.uri] = kept
+        start = access_start(line_before)
+        if start is None:
+            return None
+        # What binds a name depends on the text but the rest of the cursor's line: the
+        # answer holds while the user types on after the dot.
+        after = text.find("\n", len(cursor.above))
+        shadow_key = (key, hash(text[after:]) if after >= 0 else 0, line_before[:start])
+
+        def shadowed(name: str) -> bool:
+            known = self._shadowed.get(cursor.uri)
+            if known is None or known[:2] != (shadow_key, name):
+                known = (shadow_key, name, rebound(name, text, cursor.line))
+                self._shadowed[cursor.uri] = known
+            return known[2]
+
+        return members_at(
+            self.index,
+            kept[1],
+            cursor.language_id,
+            line_before,
+            text,
+            cursor.line,
+            cursor.root,
+            cursor.folder,
+            shadowed,
+        )
 
     def lazy(self, cursor: Cursor) -> Retrieve:
-        key = (cursor.line, hash(cursor.above))
+        key = (cursor.line, hash(cursor.above), cursor.indent)
 
         def get(deadline: float) -> list[CrossFile]:
             kept = self._kept.get(cursor.uri)
@@ -139,7 +190,7 @@ class Retriever:
 
 @dataclass(frozen=True, slots=True)
 class _Kept:
-    key: tuple[int, int]
+    key: tuple[int, int, int]
     found: list[CrossFile]
     generation: int
     """The index's generation when `found` was gathered."""
@@ -180,6 +231,8 @@ def _imported(cursor: Cursor, place: importing.Place | None) -> list[importing.I
     if cursor.syntax is None:
         return []
     statements = importing.statements_above(cursor.syntax, cursor.language_id, cursor.line)
+    if cursor.language_id == "python":
+        statements += local_imports(cursor.above, cursor.indent)
     found: list[importing.Imported] = []
     for statement in statements:
         found += importing.parse(statement, cursor.language_id, cursor.relative, place)

@@ -250,3 +250,39 @@ def test_imports_are_found_when_an_open_bracket_breaks_the_whole_parse() -> None
     here = Cursor("file:///ws/app/main.py", "app/main.py", "python", above, 4, outline)
     items, _ = gather(indexed(), here, time.perf_counter() + FAR)
     assert [item.kind for item in items][:1] == ["imported module"]
+
+
+def test_imports_inside_the_functions_around_the_cursor_are_followed() -> None:
+    """typer imports `rich_utils` where it uses it, inside functions."""
+    from copilot_lsp.context.shadowing import local_imports
+
+    above = (
+        "import os\n\n\ndef run():\n"
+        "    from pkg import mod\n"
+        "    def inner():\n        from pkg.x import format_report\n"
+        "    if os.environ:\n"
+        "        from pkg.sub.deep import (\n            deep_value,\n        )\n"
+        "\n\ndef other():\n    import pkg.sub.sibling as sib\n\n\ndef last():\n"
+        "    from pkg import mod as m2\n"
+    )
+    assert local_imports(above, 4) == ["from pkg import mod as m2"]
+    in_run = above[: above.index("\n\ndef other")] + "\n"
+    assert local_imports(in_run, 4) == [
+        "from pkg import mod",
+        "from pkg.sub.deep import (\ndeep_value,\n)",
+    ]
+    assert local_imports(in_run, 0) == []  # the top level: its own imports are read already
+    text = in_run + "    total = mod."
+    syntax = SyntaxTree.for_language("python", text)
+    assert syntax is not None
+    here = Cursor(
+        "file:///ws/app/main.py",
+        "app/main.py",
+        "python",
+        in_run,
+        in_run.count("\n"),
+        syntax.outline(text),
+        indent=4,
+    )
+    items, _ = gather(indexed(), here, time.perf_counter() + FAR)
+    assert ("imported module", "pkg/mod.py") in [(item.kind, item.path) for item in items]
