@@ -84,6 +84,12 @@ def local_imports(above: str, indent: int) -> list[str]:
     if not indent or "import" not in above:
         return []
     lines = above.split("\n")
+    top = len(lines) - 1
+    while top > 0 and not _top_level(lines[top - 1]):
+        top -= 1
+    lines = lines[max(top - 1, 0) :]  # from the top-level statement the cursor is under
+    if not any("import" in line for line in lines):
+        return []
     lines[-1] = " " * indent + "pass"  # the cursor's line
     scopes = _Scopes(lines)
     enclosing = scopes.functions(len(lines) - 1)
@@ -103,6 +109,11 @@ def local_imports(above: str, indent: int) -> list[str]:
             found.append("\n".join(statement))
         index += 1
     return found
+
+
+def _top_level(line: str) -> bool:
+    """A statement at the file's top level (not a blank, comment or closing line)."""
+    return bool(line) and not line[0].isspace() and line[0] not in "#)]}"
 
 
 class _Scopes:
