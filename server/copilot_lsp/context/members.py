@@ -69,7 +69,7 @@ def members_at(
     if language_id != "python":
         return None
     access = _ACCESS.search(line_before)
-    if access is None:
+    if access is None or _in_text(line_before[: access.start()]):
         return None
     chain, typed = access.group(1).split("."), access.group(2)
     if typed.startswith("__"):
@@ -97,6 +97,12 @@ def access_start(line_before: str) -> int | None:
     """Where the `name.` (or `name.partial`) that `line_before` ends with starts."""
     found = _ACCESS.search(line_before)
     return found.start() if found is not None else None
+
+
+def _in_text(before: str) -> bool:
+    """Whether what follows `before` on its line may be a comment's or a string's text, where
+    any word goes (a `#`, or a quote left open; an f-string's `{m.` too, generously)."""
+    return "#" in before or any(before.count(quote) % 2 for quote in ("'", '"'))
 
 
 def _module_of(chain: list[str], bound: Sequence[Imported]) -> str | None:

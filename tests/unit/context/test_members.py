@@ -124,6 +124,9 @@ def test_dotted_imports_and_submodules_lead_to_the_module(text: str) -> None:
         "x = m.",  # not imported
         "import pkg.mod as m\nx = m.__",  # a dunder
         "import pkg.mod as m\nx = (m).",
+        "import pkg.mod as m\nx = 1  # see m.",  # a comment's text
+        "import pkg.mod as m\nx = 'use m.",  # a string's
+        'import pkg.mod as m\nx = f"{m.',
     ],
 )
 def test_no_names_unless_certain(text: str) -> None:
