@@ -67,10 +67,10 @@ def python_bindings(root: tree_sitter.Node, source: bytes) -> tuple[str, ...] | 
             name = node.child_by_field_name("name")
             if name is not None:
                 found.add(_text(name, source))
-            stack += _scope_globals(node)
+            stack += _descendants(node, "global_statement")  # they bind the module's
             continue
         if kind in _COMPREHENSIONS:
-            stack += _walruses(node)
+            stack += _descendants(node, "named_expression", _SCOPES)  # `(x := …)` binds x
             continue
         field = _TARGET_FIELDS.get(kind)
         target = node.child_by_field_name(field) if field else None
@@ -110,44 +110,25 @@ def _imports(node: tree_sitter.Node, source: bytes, found: set[str]) -> bool:
     return True
 
 
-def _scope_globals(node: tree_sitter.Node) -> list[tree_sitter.Node]:
-    """`global x` statements anywhere inside a function or class: they bind the module's."""
+def _descendants(
+    node: tree_sitter.Node, kind: str, through: frozenset[str] = frozenset()
+) -> list[tree_sitter.Node]:
+    """The nodes of type `kind` under `node`, not entering them nor nodes of a type in
+    `through`."""
     found: list[tree_sitter.Node] = []
     stack = list(node.named_children)
     while stack:
         child = stack.pop()
-        if child.type == "global_statement":
+        if child.type == kind:
             found.append(child)
-        else:
-            stack += child.named_children
-    return found
-
-
-def _walruses(node: tree_sitter.Node) -> list[tree_sitter.Node]:
-    """`(x := …)` in a comprehension binds `x` in the scope around it."""
-    found: list[tree_sitter.Node] = []
-    stack = list(node.named_children)
-    while stack:
-        child = stack.pop()
-        if child.type == "named_expression":
-            found.append(child)
-        elif child.type not in _SCOPES:
+        elif child.type not in through:
             stack += child.named_children
     return found
 
 
 def _identifiers(node: tree_sitter.Node, source: bytes) -> set[str]:
-    if node.type == "identifier":
-        return {_text(node, source)}
-    found: set[str] = set()
-    stack = list(node.named_children)
-    while stack:
-        child = stack.pop()
-        if child.type == "identifier":
-            found.add(_text(child, source))
-        else:
-            stack += child.named_children
-    return found
+    found = [node] if node.type == "identifier" else _descendants(node, "identifier")
+    return {_text(identifier, source) for identifier in found}
 
 
 def _text(node: tree_sitter.Node, source: bytes) -> str:

@@ -23,7 +23,6 @@ A wrong set would forbid the right answer, so there is none unless every step is
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -60,24 +59,25 @@ def members_at(
     line: int,
     root: str | None,
     folder: Path | None,
-    shadowed: Callable[[str], bool] | None = None,
+    shadowed: Callable[[str, str], bool] | None = None,
 ) -> Members | None:
     """The names that may follow the cursor on `line`, which reads `line_before` up to it,
     in a document `text` whose imports above the cursor bind `bound`; None when not
-    certain. `shadowed` says whether a name is bound otherwise where the cursor is
-    (default: context/shadowing.py's `rebound` over `text`)."""
+    certain. `shadowed(name, before)` says whether `name`, preceded on the cursor's line by
+    `before`, is bound otherwise where the cursor is (default: context/shadowing.py's
+    `rebound` over `text`)."""
     if language_id != "python":
         return None
     access = _ACCESS.search(line_before)
-    if access is None or _in_text(line_before[: access.start()]):
+    before = line_before[: access.start()] if access is not None else ""
+    if access is None or _in_text(before):
         return None
     chain, typed = access.group(1).split("."), access.group(2)
     if typed.startswith("__"):
         return None  # a dunder: anything an object has
     module = _module_of(chain, bound)
-    if shadowed is None:
-        shadowed = functools.partial(_rebound_at, text=text, line=line)
-    if module is None or shadowed(chain[0]):
+    is_shadowed = shadowed or (lambda name, _: rebound(name, text, line))
+    if module is None or is_shadowed(chain[0], before):
         return None
     file = _resolved(index, module, root, folder)
     if file is None or file.summary.bindings is None:
@@ -87,16 +87,6 @@ def members_at(
         names |= _package_modules(file)
     offered = tuple(sorted(name for name in names if name.startswith(typed)))
     return Members(typed, offered, module) if offered else None
-
-
-def _rebound_at(name: str, *, text: str, line: int) -> bool:
-    return rebound(name, text, line)
-
-
-def access_start(line_before: str) -> int | None:
-    """Where the `name.` (or `name.partial`) that `line_before` ends with starts."""
-    found = _ACCESS.search(line_before)
-    return found.start() if found is not None else None
 
 
 def _in_text(before: str) -> bool:

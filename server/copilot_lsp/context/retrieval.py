@@ -23,7 +23,7 @@ import tree_sitter
 from copilot_lsp.context import imports as importing
 from copilot_lsp.context.file_summary import tokens
 from copilot_lsp.context.follow import CrossFile, files_of, follow
-from copilot_lsp.context.members import Members, access_start, members_at
+from copilot_lsp.context.members import Members, members_at
 from copilot_lsp.context.module_api import module_api, stub
 from copilot_lsp.context.outline import Outline
 from copilot_lsp.context.project_files import ProjectFiles
@@ -111,9 +111,9 @@ class Retriever:
         self.project = ProjectFiles()
         """go.mod, Cargo.toml, tsconfig.json: read once, until `project_changed`."""
         self._kept: dict[str, _Kept] = {}
-        self._bound: dict[str, tuple[tuple[int, int, int], list[importing.Imported]]] = {}
+        self._bound: dict[str, tuple[LineKey, list[importing.Imported]]] = {}
         """Per document, the imports above its cursor's line, for that line."""
-        self._shadowed: dict[str, tuple[object, str, bool]] = {}
+        self._shadowed: dict[str, tuple[tuple[LineKey, int, str, str], bool]] = {}
         """Per document, whether the name before the dot is bound other than by its import."""
 
     def forget(self, uri: str) -> None:
@@ -132,32 +132,22 @@ class Retriever:
         (context/members.py); `text` is the whole document."""
         if cursor.language_id != "python" or "." not in line_before:
             return None
-        key = (cursor.line, hash(cursor.above), cursor.indent)
-        kept = self._bound.get(cursor.uri)
-        if kept is None or kept[0] != key:
-            place = None
-            if cursor.folder is not None and cursor.relative is not None:
-                place = importing.Place(cursor.folder, cursor.relative, self.project)
-            kept = key, _imported(cursor, place)
-            self._bound[cursor.uri] = kept
-        start = access_start(line_before)
-        if start is None:
-            return None
         # What binds a name depends on the text but the rest of the cursor's line: the
         # answer holds while the user types on after the dot.
         after = text.find("\n", len(cursor.above))
-        shadow_key = (key, hash(text[after:]) if after >= 0 else 0, line_before[:start])
+        below = hash(text[after:]) if after >= 0 else 0
 
-        def shadowed(name: str) -> bool:
+        def shadowed(name: str, before: str) -> bool:
+            key = (_line_key(cursor), below, before, name)
             known = self._shadowed.get(cursor.uri)
-            if known is None or known[:2] != (shadow_key, name):
-                known = (shadow_key, name, rebound(name, text, cursor.line))
+            if known is None or known[0] != key:
+                known = (key, rebound(name, text, cursor.line))
                 self._shadowed[cursor.uri] = known
-            return known[2]
+            return known[1]
 
         return members_at(
             self.index,
-            kept[1],
+            self._imports(cursor),
             cursor.language_id,
             line_before,
             text,
@@ -167,15 +157,25 @@ class Retriever:
             shadowed,
         )
 
+    def _imports(self, cursor: Cursor) -> list[importing.Imported]:
+        """What the imports above the cursor's line bind, read once per line."""
+        key = _line_key(cursor)
+        kept = self._bound.get(cursor.uri)
+        if kept is None or kept[0] != key:
+            kept = key, _imported(cursor, _place(cursor, self.project))
+            self._bound[cursor.uri] = kept
+        return kept[1]
+
     def lazy(self, cursor: Cursor) -> Retrieve:
-        key = (cursor.line, hash(cursor.above), cursor.indent)
+        key = _line_key(cursor)
 
         def get(deadline: float) -> list[CrossFile]:
             kept = self._kept.get(cursor.uri)
             if kept is not None and kept.key == key and not self._stale(kept):
                 return kept.found
             generation, settled = self.index.generation, self.settled()
-            found, complete = gather(self.index, cursor, deadline, self.project)
+            bound = self._imports(cursor) if len(self.index) else None
+            found, complete = gather(self.index, cursor, deadline, self.project, bound)
             if complete:  # a list cut short is not kept: the next keystroke tries again
                 self._kept[cursor.uri] = _Kept(key, found, generation, settled, self.clock())
             return found
@@ -188,9 +188,25 @@ class Retriever:
         return self.settled() or self.clock() - kept.at >= PROVISIONAL_S
 
 
+LineKey = tuple[int, int, int]
+"""A cursor's line as what is read for it depends on it: its number, the text above it and
+its indentation."""
+
+
+def _line_key(cursor: Cursor) -> LineKey:
+    return (cursor.line, hash(cursor.above), cursor.indent)
+
+
+def _place(cursor: Cursor, project: ProjectFiles | None) -> importing.Place | None:
+    """The importing file as imports resolve it; None outside every workspace folder."""
+    if cursor.folder is None or cursor.relative is None:
+        return None
+    return importing.Place(cursor.folder, cursor.relative, project or ProjectFiles())
+
+
 @dataclass(frozen=True, slots=True)
 class _Kept:
-    key: tuple[int, int, int]
+    key: LineKey
     found: list[CrossFile]
     generation: int
     """The index's generation when `found` was gathered."""
@@ -201,17 +217,21 @@ class _Kept:
 
 
 def gather(
-    index: RepoIndex, cursor: Cursor, deadline: float, project: ProjectFiles | None = None
+    index: RepoIndex,
+    cursor: Cursor,
+    deadline: float,
+    project: ProjectFiles | None = None,
+    bound: list[importing.Imported] | None = None,
 ) -> tuple[list[CrossFile], bool]:
     """(the cross-file code for `cursor`, in order of usefulness; whether every source ran to
-    its end before `deadline`). `project` keeps the project files read (None: read afresh)."""
+    its end before `deadline`). `project` keeps the project files read (None: read afresh);
+    `bound`: what the imports above the cursor bind, when the caller has read them."""
     found: list[CrossFile] = []
     if not len(index):
         return found, True
-    place = None
-    if cursor.folder is not None and cursor.relative is not None:
-        place = importing.Place(cursor.folder, cursor.relative, project or ProjectFiles())
-    bound = _imported(cursor, place)
+    place = _place(cursor, project)
+    if bound is None:
+        bound = _imported(cursor, place)
     query = query_text(cursor.above)
     sources: tuple[Callable[[], list[CrossFile]], ...] = (
         lambda: _from_imports(index, cursor, bound, place, deadline, query),

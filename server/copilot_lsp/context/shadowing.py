@@ -13,14 +13,16 @@ from __future__ import annotations
 import re
 
 _IMPORT_LINE = re.compile(r"^\s*(?:from\s+\S+\s+)?import\b")
-_SCOPE = re.compile(r"^\s*(?:async\s+)?(?:def|class)\b")
 _FUNCTION = re.compile(r"^\s*(?:async\s+)?def\b")
 _PARAMETERS = re.compile(r"\s*(?:async\s+)?def\s+\w+\s*\(((?:[^()]|\([^()]*\))*)\)")
 SIGNATURE_LINES = 60
 """Lines of a `def` read for its parameters at most."""
 _LAMBDA = re.compile(r"\blambda\b([^:\n]*):")
 _TARGETS = re.compile(r"\bfor\s+([\w\s,()\[\]*]+?)\s+in\b|\b(?:global|nonlocal)\s+([\w\s,]+)")
-_CLOSERS = (")", "]", "}")
+_CLOSERS = ")]}"
+_NO_SCOPE = "#" + _CLOSERS
+"""A line starting with one of these (a comment, a closing bracket) says nothing about
+scopes."""
 
 
 def rebound(name: str, text: str, line: int) -> bool:
@@ -113,7 +115,7 @@ def local_imports(above: str, indent: int) -> list[str]:
 
 def _top_level(line: str) -> bool:
     """A statement at the file's top level (not a blank, comment or closing line)."""
-    return bool(line) and not line[0].isspace() and line[0] not in "#)]}"
+    return bool(line) and not line[0].isspace() and line[0] not in _NO_SCOPE
 
 
 class _Scopes:
@@ -147,7 +149,7 @@ def _parents(lines: list[str]) -> list[int]:
     indents: list[int] = []
     for index, text in enumerate(lines):
         stripped = text.lstrip()
-        if not stripped or stripped[0] in "#)]}":
+        if not stripped or stripped[0] in _NO_SCOPE:
             parents[index] = open_lines[-1] if open_lines else -1
             continue
         indent = len(text) - len(stripped)
